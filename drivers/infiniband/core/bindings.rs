@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Module-local bindings to the IB core.
+//!
+//! Generated at build time by bindgen over `include/ib_umad_rs/bindings_helper.h`
+//! with the kernel's own flags (see this directory's Makefile) and the
+//! allowlist in `bindgen_parameters`. Where a type crosses into userspace,
+//! the layout this module uses is asserted against the kernel header here.
+
+#![allow(
+    clippy::all,
+    dead_code,
+    missing_docs,
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    improper_ctypes,
+    unreachable_pub,
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks
+)]
+// As the kernel's own bindings crate: bindgen's output trips these on newer
+// compilers.
+#![cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
+#![allow(unnecessary_transmutes)]
+#![cfg_attr(
+    CONFIG_RUSTC_HAS_SUSPICIOUS_RUNTIME_SYMBOL_DEFINITIONS,
+    allow(suspicious_runtime_symbol_definitions)
+)]
+
+use kernel::ffi;
+
+// rust/bindgen_parameters blocklists these so that they map to Rust's own
+// pointer-sized integers, as in the kernel crate.
+type __kernel_size_t = usize;
+type __kernel_ssize_t = isize;
+type __kernel_ptrdiff_t = isize;
+
+include!(env!("IB_UMAD_RS_BINDINGS"));
+
+/// Fails the build if `$ours` and the kernel's `$theirs` differ in size,
+/// alignment or the offset of any named field.
+macro_rules! assert_same_layout {
+    ($ours:ty, $theirs:ty, [$($field:ident),* $(,)?]) => {
+        const _: () = {
+            use core::mem::{align_of, offset_of, size_of};
+            assert!(size_of::<$ours>() == size_of::<$theirs>());
+            assert!(align_of::<$ours>() == align_of::<$theirs>());
+            $(assert!(offset_of!($ours, $field) == offset_of!($theirs, $field));)*
+        };
+    };
+}
+
+assert_same_layout!(crate::uapi::UserMadHdr, ib_user_mad_hdr, [
+    id, status, timeout_ms, retries, length, qpn, qkey, lid, sl, path_bits,
+    grh_present, gid_index, hop_limit, traffic_class, gid, flow_label,
+    pkey_index, reserved,
+]);
+const _: () = assert!(
+    crate::uapi::HdrLayout::Old.size() == core::mem::size_of::<ib_user_mad_hdr_old>()
+);
+// See bindings_helper.h for why this one is checked against constants.
+const _: () = {
+    use crate::uapi::RegReq;
+    use core::mem::{align_of, offset_of, size_of};
+    let c = [
+        (size_of::<RegReq>(), IB_UMAD_RS_REG_REQ_SIZE),
+        (align_of::<RegReq>(), IB_UMAD_RS_REG_REQ_ALIGN),
+        (offset_of!(RegReq, id), IB_UMAD_RS_REG_REQ_ID),
+        (offset_of!(RegReq, method_mask), IB_UMAD_RS_REG_REQ_METHOD_MASK),
+        (offset_of!(RegReq, qpn), IB_UMAD_RS_REG_REQ_QPN),
+        (offset_of!(RegReq, mgmt_class), IB_UMAD_RS_REG_REQ_MGMT_CLASS),
+        (offset_of!(RegReq, mgmt_class_version), IB_UMAD_RS_REG_REQ_MGMT_CLASS_VERSION),
+        (offset_of!(RegReq, oui), IB_UMAD_RS_REG_REQ_OUI),
+        (offset_of!(RegReq, rmpp_version), IB_UMAD_RS_REG_REQ_RMPP_VERSION),
+    ];
+    let mut i = 0;
+    while i < c.len() {
+        assert!(c[i].0 == c[i].1 as usize);
+        i += 1;
+    }
+};
+assert_same_layout!(crate::uapi::RegReq2, ib_user_mad_reg_req2, [
+    id, qpn, mgmt_class, mgmt_class_version, res, flags, method_mask, oui,
+    rmpp_version, reserved,
+]);
+const _: () = assert!(crate::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
+const _: () = assert!(crate::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP as u32);

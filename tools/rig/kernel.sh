@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds (or finds in the cache) a test kernel from Debian's linux-source-6.12
+# and prints its build directory.
+#   kernel.sh plain|debug
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: kernel.sh plain|debug}
+case $flavour in plain|debug) ;; *) die "unknown flavour $flavour" ;; esac
+
+src=$(kernel_src_dir)
+out=$(kernel_build_dir "$flavour")
+if [ -e "$out/.rig-built" ]; then
+	echo "$out"
+	exit 0
+fi
+
+if [ ! -e "$src/.rig-extracted" ]; then
+	log "extracting $KERNEL_TARBALL"
+	rm -rf "$(dirname "$src")"
+	mkdir -p "$(dirname "$src")"
+	tar -C "$(dirname "$src")" -xf "$KERNEL_TARBALL"
+	touch "$src/.rig-extracted"
+fi
+
+fragments=("$RIG_DIR/kernel/base.config")
+[ "$flavour" = plain ] || fragments+=("$RIG_DIR/kernel/$flavour.config")
+
+log "configuring $flavour kernel in $out"
+rm -rf "$out"
+mkdir -p "$out"
+kmake=("${KMAKE[@]}" -C "$src" "O=$out")
+"${kmake[@]}" -s tinyconfig
+"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${fragments[@]}" >/dev/null
+"${kmake[@]}" -s olddefconfig
+
+# Kconfig drops what it cannot satisfy (CONFIG_RUST without a usable
+# toolchain, say) without a word; refuse such a kernel.
+bad=$(cat "${fragments[@]}" | while read -r line; do
+	case $line in
+	CONFIG_*=*) grep -qxF "$line" "$out/.config" || echo "$line" ;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }; opt=${opt%% *}
+		! grep -q "^$opt=" "$out/.config" || echo "$line" ;;
+	esac
+done)
+[ -z "$bad" ] || die "kernel config did not take: $bad"
+
+log "building $flavour kernel (a cold build takes 5-7 minutes)"
+"${kmake[@]}" -s -j"$(($(nproc) + 1))" bzImage modules
+touch "$out/.rig-built"
+
+# Older builds of this flavour are stale inputs' outputs.
+for old in "$(dirname "$out")/$flavour"-*; do
+	[ "$old" = "$out" ] || rm -rf "$old"
+done
+echo "$out"

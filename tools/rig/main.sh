@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds the test kernel and
+# ib_umad_rs, boots the VM, loads the module next to two soft-RoCE devices
+# and shows unchanged libibumad exchanging a MAD through a umad driver.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+bash "$RIG_DIR/setup.sh"
+status=0
+log=$(bash "$RIG_DIR/vm.sh" plain demo) || status=$?
+# The guest's own words, without the kernel's boot chatter.
+sed -n '/^@@rig\|ib_umad_rs\|^rxe[0-9]*:\|^umad_ping/p' "$log"
+[ $status -eq 0 ] || die "the demo failed; the whole serial log is $log"

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Judges a differential suite run from the guest's serial log.
+
+Reads the "@@" lines that guest/init writes, the TAP that the selftests print,
+and the two expected-failure lists; prints every test's result per driver side
+by side, and exits non-zero on any unexpected result: a failure that is not
+listed, a listed failure that passed (so the lists cannot go stale), a test
+missing for one driver, or a guest that did not finish.
+
+    report.py <title> <serial log> <expected-failures-c> <expected-failures-rust>
+"""
+import re
+import sys
+
+DRIVERS = ("c", "rust")
+TAP = re.compile(r"^(not ok|ok) \d+ (\S+)(?: # (SKIP|XFAIL)\b ?(.*))?")
+
+
+def read_expected(path):
+    """`<test id> <reason>` per line; # starts a comment."""
+    expected = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                test, _, reason = line.partition(" ")
+                if not reason.strip():
+                    sys.exit(f"{path}: {test} has no reason")
+                expected[test] = reason.strip()
+    return expected
+
+
+def read_results(log):
+    """{driver: {test id: "pass" | "fail" | "skip"}}, the set of drivers
+    whose phase ended, and whether the guest finished."""
+    results = {d: {} for d in DRIVERS}
+    ended, finished, details = set(), False, []
+    with open(log, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            words = line.split(" ", 3)
+            if line.startswith("@@tap ") and len(words) == 4:
+                m = TAP.match(words[3])
+                if m and words[1] in results:
+                    outcome = "skip" if m.group(3) == "SKIP" else (
+                        "pass" if m.group(1) == "ok" else "fail")
+                    results[words[1]][f"{words[2]}:{m.group(2)}"] = outcome
+            elif line.startswith("@@result ") and len(words) >= 4 and words[1] in results:
+                results[words[1]][words[2]] = "pass" if words[3].startswith("ok") else "fail"
+            elif line.startswith("@@rig phase ") and line.endswith(" end"):
+                ended.add(line.split()[2])
+            elif line.startswith("@@rig verdict"):
+                finished = True
+            elif line.startswith("@@dmesg "):
+                details.append(line)
+    return results, ended, finished, details
+
+
+def main():
+    title, log, xfail_c, xfail_rust = sys.argv[1:5]
+    expected = {"c": read_expected(xfail_c), "rust": read_expected(xfail_rust)}
+    results, ended, finished, details = read_results(log)
+    ran = [d for d in DRIVERS if results[d] or d in ended]
+    tests = sorted(set().union(*(results[d] for d in ran)))
+
+    passed = failed = xfailed = skipped = 0
+    problems = []
+    width = max([len(t) for t in tests] + [10])
+    print(f"{'test':<{width}}  " + "  ".join(f"{d:<6}" for d in ran))
+    for test in tests:
+        cells = []
+        for d in ran:
+            outcome = results[d].get(test, "missing")
+            listed = test in expected[d]
+            if outcome == "skip":
+                cell, skipped = "SKIP", skipped + 1
+            elif outcome == "pass" and not listed:
+                cell, passed = "ok", passed + 1
+            elif outcome == "fail" and listed:
+                cell, xfailed = "xfail", xfailed + 1
+            else:
+                cell = {"pass": "XPASS", "fail": "FAIL", "missing": "MISSING"}[outcome]
+                failed += 1
+                why = {"XPASS": "passes but is listed as expected to fail",
+                       "FAIL": "fails", "MISSING": "did not run"}[cell]
+                problems.append(f"{d}: {test} {why}")
+            cells.append(f"{cell:<6}")
+        print(f"{test:<{width}}  " + "  ".join(cells))
+
+    for d in ran:
+        for test in expected[d]:
+            if test not in tests:
+                failed += 1
+                problems.append(f"{d}: {test} is listed as expected to fail but does not exist")
+    if not finished:
+        failed += 1
+        problems.append(f"the guest did not finish; see {log}")
+    for line in details:
+        print(line)
+    for problem in problems:
+        print(f"UNEXPECTED: {problem}")
+    print(f"{title}: {xfailed} expected failures and {skipped} skips counted as skipped")
+    print(f"{title}: {passed} passed, {failed} failed, {xfailed + skipped} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything the build, the VM and the tests need on a Debian 12
+# machine. Idempotent: a second run finds everything present and does nothing.
+set -euo pipefail
+
+# Debian packages, by what needs them.
+packages=(
+	# kernel + Rust build (Debian's rustc ships rust-src where the kernel looks)
+	linux-source-6.12 rustc-web rust-web-src rustfmt-web rust-web-clippy
+	clang llvm lld libclang-dev flex bison bc libelf-dev libssl-dev
+	make xz-utils cpio kmod rsync
+	# guest userspace and the VM
+	busybox-static qemu-system-x86 iproute2 rdma-core
+	# selftests: static libibumad, 32-bit compat build
+	libibumad-dev gcc gcc-multilib infiniband-diags
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's bindgen is too old for 6.12 (needs >= 0.65.1).
+BINDGEN_VERSION=0.69.5
+bindgen_bin="${CARGO_HOME:-$HOME/.cargo}/bin/bindgen"
+if ! "$bindgen_bin" --version 2>/dev/null | grep -qx "bindgen $BINDGEN_VERSION"; then
+	echo "setup: installing bindgen-cli $BINDGEN_VERSION"
+	cargo install --quiet --locked bindgen-cli --version "$BINDGEN_VERSION"
+fi

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Boots a test kernel in QEMU with the umad drivers, the selftests and the
+# samples in an initramfs, and keeps the guest's whole serial log.
+#   vm.sh <plain|debug> suite [c,rust]    selftests against each driver
+#   vm.sh <plain|debug> demo              the README's main job
+# Prints the log's path on stdout. Exit status 0 when the guest finished
+# (its "@@rig verdict" line), whatever the tests said: report.py judges them.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+flavour=${1:?usage: vm.sh <plain|debug> <suite|demo> [drivers]}
+mode=${2:?usage: vm.sh <plain|debug> <suite|demo> [drivers]}
+drivers=${3:-c,rust}
+# Under TCG the whole suite takes a few minutes; a hang must not take CI's 90.
+VM_TIMEOUT=${VM_TIMEOUT:-1200}
+
+kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
+ko=$(bash "$RIG_DIR/module.sh" "$kdir")
+ksft=$(kernel_src_dir)/tools/testing/selftests
+
+stage=$RIG_CACHE/initramfs/$flavour
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,lib/modules/test,tests/lib,samples,proc,sys,dev,tmp}
+
+# Userspace: busybox, iproute2's ip and rdma with their shared libraries.
+cp /bin/busybox "$stage/bin/busybox"
+for tool in /sbin/ip /usr/bin/rdma; do
+	cp "$tool" "$stage/sbin/"
+	ldd "$tool" | grep -o '/[^ ]*' | while read -r lib; do
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+done
+cp "$RIG_DIR/guest/init" "$stage/init"
+
+# The drivers: the kernel's own C ib_umad, and ours.
+cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$ko" "$stage/lib/modules/test/"
+
+# Static test programs.
+make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
+	KSFT_DIR="$ksft" OUTPUT="$stage/tests"
+install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
+cp "$ksft/kselftest/ktap_helpers.sh" "$stage/tests/lib/"
+gcc -O2 -Wall -static -o "$stage/samples/umad_ping" \
+	"$REPO_DIR/samples/umad/umad_ping.c" -libumad
+
+initramfs=$RIG_CACHE/initramfs/$flavour.cpio
+(cd "$stage" && find . | cpio -o -H newc --quiet) > "$initramfs"
+
+logdir=${RIG_LOG_DIR:-$REPO_DIR/build/logs}
+mkdir -p "$logdir"
+log=$logdir/$flavour-$mode.log
+log "booting the $flavour kernel ($mode); serial log in $log"
+status=0
+timeout --foreground -k 10 "$VM_TIMEOUT" \
+	qemu-system-x86_64 -accel tcg -smp 2 -m 2048 -nographic -no-reboot \
+		-nic none -monitor none -serial stdio \
+		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
+		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers" \
+	< /dev/null > "$log" 2>&1 || status=$?
+tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
+[ $status -eq 0 ] || log "qemu ended with status $status (124: timed out after ${VM_TIMEOUT}s)"
+echo "$log"
+grep -q '^@@rig verdict done' "$log"

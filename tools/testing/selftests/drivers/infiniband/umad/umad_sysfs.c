@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The infiniband_mad class as userspace finds it: abi_version, one umadN per
+ * MAD port with its ibdev/port attributes and char numbers, issmN only where
+ * the port has an SMI (never on RoCE).
+ */
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+/* umadN and issmN numbers of devnum N, as the C driver lays them out. */
+static void expected_devt(const struct mad_node *node, int issm,
+			  unsigned int *major, unsigned int *minor)
+{
+	if (node->devnum < UMAD_FIXED_MINORS) {
+		*major = UMAD_MAJOR;
+		*minor = node->devnum + (issm ? UMAD_FIXED_MINORS : 0);
+		return;
+	}
+	/* The dynamic region's major is whatever the kernel gave it. */
+	*major = node->major;
+	*minor = node->devnum - UMAD_FIXED_MINORS + (issm ? 8128 : 0);
+}
+
+TEST(abi_version_is_5)
+{
+	char buf[16];
+
+	ASSERT_EQ(0, read_attr(SYS_MAD_CLASS "/abi_version", buf, sizeof(buf)));
+	EXPECT_STREQ("5", buf);
+}
+
+TEST(one_umad_node_per_mad_port)
+{
+	struct mad_node nodes[MAX_NODES];
+	struct ib_port ports[MAX_NODES];
+	int nnodes, nports;
+
+	nports = list_ib_ports(ports, MAX_NODES);
+	ASSERT_GE(nports, 2) TH_LOG("the rig makes two rxe devices");
+	nnodes = list_mad_nodes("umad", nodes, MAX_NODES);
+	/* Every port in this VM is MAD-capable (RoCE or InfiniBand). */
+	EXPECT_EQ(nports, nnodes);
+	for (int i = 0; i < nports; i++) {
+		EXPECT_NE(NULL, find_node(nodes, nnodes, ports[i].ibdev,
+					  ports[i].port))
+			TH_LOG("no umad node for %s port %d", ports[i].ibdev,
+			       ports[i].port);
+	}
+}
+
+TEST(umad_char_numbers_and_device_nodes)
+{
+	struct mad_node nodes[MAX_NODES];
+	unsigned int major, minor;
+	char path[128];
+	struct stat st;
+	int n;
+
+	n = list_mad_nodes("umad", nodes, MAX_NODES);
+	ASSERT_GE(n, 2);
+	for (int i = 0; i < n; i++) {
+		expected_devt(&nodes[i], 0, &major, &minor);
+		EXPECT_EQ(major, nodes[i].major) TH_LOG("%s", nodes[i].name);
+		EXPECT_EQ(minor, nodes[i].minor) TH_LOG("%s", nodes[i].name);
+
+		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
+		EXPECT_TRUE(S_ISCHR(st.st_mode));
+		EXPECT_EQ(0600u, st.st_mode & 0777);
+		EXPECT_EQ(makedev(nodes[i].major, nodes[i].minor), st.st_rdev);
+	}
+}
+
+TEST(issm_only_where_the_port_has_an_smi)
+{
+	struct mad_node umads[MAX_NODES], issms[MAX_NODES];
+	struct ib_port ports[MAX_NODES];
+	int nports, numad, nissm, roce = 0;
+
+	nports = list_ib_ports(ports, MAX_NODES);
+	numad = list_mad_nodes("umad", umads, MAX_NODES);
+	nissm = list_mad_nodes("issm", issms, MAX_NODES);
+	for (int i = 0; i < nports; i++) {
+		const struct mad_node *umad, *issm;
+		unsigned int major, minor;
+
+		umad = find_node(umads, numad, ports[i].ibdev, ports[i].port);
+		ASSERT_NE(NULL, umad) TH_LOG("%s port %d", ports[i].ibdev,
+					     ports[i].port);
+		issm = find_node(issms, nissm, ports[i].ibdev, ports[i].port);
+		if (!strcmp(ports[i].link_layer, "Ethernet")) {
+			roce++;
+			EXPECT_EQ(NULL, issm) TH_LOG("RoCE port %s/%d has %s",
+						     ports[i].ibdev,
+						     ports[i].port, issm->name);
+			continue;
+		}
+		/* InfiniBand: issmN shares umadN's number. */
+		ASSERT_NE(NULL, issm);
+		EXPECT_EQ(umad->devnum, issm->devnum);
+		expected_devt(umad, 1, &major, &minor);
+		EXPECT_EQ(major, issm->major);
+		EXPECT_EQ(minor, issm->minor);
+	}
+	EXPECT_GE(roce, 2) TH_LOG("the rig makes two rxe devices");
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the umad selftests: sysfs lookups of the IB devices and
+ * of the infiniband_mad class, the way libibumad and udev see them.
+ */
+#ifndef UMAD_TEST_H
+#define UMAD_TEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SYS_MAD_CLASS "/sys/class/infiniband_mad"
+#define SYS_IB_CLASS "/sys/class/infiniband"
+#define UMAD_MAJOR 231
+#define UMAD_FIXED_MINORS 64
+#define MAX_NODES 256
+
+/* A umadN or issmN node, as sysfs describes it. */
+struct mad_node {
+	char name[32];
+	int devnum;
+	char ibdev[64];
+	int port;
+	unsigned int major, minor;
+};
+
+/* An IB device's port, from /sys/class/infiniband. */
+struct ib_port {
+	char ibdev[64];
+	int port;
+	char link_layer[32];
+};
+
+/* Reads a sysfs file into buf without its trailing newline; -errno on error. */
+static inline int read_attr(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+static inline int read_node_attr(const char *node, const char *attr, char *buf,
+				 size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), SYS_MAD_CLASS "/%s/%s", node, attr);
+	return read_attr(path, buf, len);
+}
+
+/* Fills nodes[] with the class's nodes named prefix<N>; returns how many. */
+static inline int list_mad_nodes(const char *prefix, struct mad_node *nodes,
+				 int max)
+{
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	char buf[64];
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir(SYS_MAD_CLASS);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && n < max) {
+		struct mad_node *node = &nodes[n];
+		char *end;
+
+		if (strncmp(de->d_name, prefix, plen) || !de->d_name[plen])
+			continue;
+		node->devnum = strtol(de->d_name + plen, &end, 10);
+		if (*end)
+			continue;
+		snprintf(node->name, sizeof(node->name), "%s", de->d_name);
+		if (read_node_attr(de->d_name, "ibdev", node->ibdev,
+				   sizeof(node->ibdev)) ||
+		    read_node_attr(de->d_name, "port", buf, sizeof(buf)))
+			continue;
+		node->port = atoi(buf);
+		if (read_node_attr(de->d_name, "dev", buf, sizeof(buf)) ||
+		    sscanf(buf, "%u:%u", &node->major, &node->minor) != 2)
+			continue;
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Fills ports[] with every port of every IB device; returns how many. */
+static inline int list_ib_ports(struct ib_port *ports, int max)
+{
+	struct dirent *dev, *port;
+	char path[256];
+	DIR *devs, *dir;
+	int n = 0;
+
+	devs = opendir(SYS_IB_CLASS);
+	if (!devs)
+		return 0;
+	while ((dev = readdir(devs))) {
+		if (dev->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports", dev->d_name);
+		dir = opendir(path);
+		if (!dir)
+			continue;
+		while ((port = readdir(dir)) && n < max) {
+			if (port->d_name[0] == '.')
+				continue;
+			snprintf(ports[n].ibdev, sizeof(ports[n].ibdev), "%s",
+				 dev->d_name);
+			ports[n].port = atoi(port->d_name);
+			snprintf(path, sizeof(path),
+				 SYS_IB_CLASS "/%s/ports/%s/link_layer",
+				 dev->d_name, port->d_name);
+			if (read_attr(path, ports[n].link_layer,
+				      sizeof(ports[n].link_layer)))
+				continue;
+			n++;
+		}
+		closedir(dir);
+	}
+	closedir(devs);
+	return n;
+}
+
+/* The node of nodes[] for ibdev/port, or NULL. */
+static inline const struct mad_node *find_node(const struct mad_node *nodes,
+					       int n, const char *ibdev, int port)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(nodes[i].ibdev, ibdev) && nodes[i].port == port)
+			return &nodes[i];
+	return NULL;
+}
+
+/* Parses the GID at index of ibdev/port from sysfs; -errno on error. */
+static inline int read_gid(const char *ibdev, int port, int index,
+			   unsigned char gid[16])
+{
+	unsigned int w[8];
+	char path[256], buf[64];
+	int ret;
+
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/gids/%d", ibdev,
+		 port, index);
+	ret = read_attr(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
+		   &w[4], &w[5], &w[6], &w[7]) != 8)
+		return -EINVAL;
+	for (int i = 0; i < 8; i++) {
+		gid[2 * i] = w[i] >> 8;
+		gid[2 * i + 1] = w[i] & 0xff;
+	}
+	return 0;
+}
+
+#endif
