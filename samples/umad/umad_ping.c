@@ -63,7 +63,6 @@ int main(int argc, char **argv)
 	umad = calloc(1, umad_size() + MAD_SIZE);
 	if (!umad || umad_init())
 		return fail("init", ENOMEM);
-	mad = umad_get_mad(umad);
 
 	from = umad_open_port(argv[1], 1);
 	if (from < 0)
@@ -77,6 +76,8 @@ int main(int argc, char **argv)
 	client = umad_register(from, VENDOR_CLASS, 1, 0, NULL);
 	if (client < 0)
 		return fail("register client", client);
+	/* Where the MAD starts depends on the header the open chose. */
+	mad = umad_get_mad(umad);
 
 	mad[0] = 1; /* base version */
 	mad[1] = VENDOR_CLASS;

@@ -50,15 +50,20 @@ initramfs=$RIG_CACHE/initramfs/$flavour.cpio
 logdir=${RIG_LOG_DIR:-$REPO_DIR/build/logs}
 mkdir -p "$logdir"
 log=$logdir/$flavour-$mode.log
+# The demo shows the kernel's messages once, through dmesg.
+cmdline=
+[ "$mode" != demo ] || cmdline=quiet
 log "booting the $flavour kernel ($mode); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
 	qemu-system-x86_64 -accel tcg -smp 2 -m 2048 -nographic -no-reboot \
 		-nic none -monitor none -serial stdio \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers" \
+		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \
 	< /dev/null > "$log" 2>&1 || status=$?
-tr -d '\r' < "$log" > "$log.tmp" && mv "$log.tmp" "$log"
+# Plain text: no carriage returns, no terminal escapes from the firmware.
+sed -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' "$log" > "$log.tmp" &&
+	mv "$log.tmp" "$log"
 [ $status -eq 0 ] || log "qemu ended with status $status (124: timed out after ${VM_TIMEOUT}s)"
 echo "$log"
 grep -q '^@@rig verdict done' "$log"
