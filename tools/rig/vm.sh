@@ -53,6 +53,7 @@ log=$logdir/$flavour-$mode.log
 # The demo shows the kernel's messages once, through dmesg.
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
+[ "$flavour" != debug ] || cmdline+=" rig.debug=1"
 log "booting the $flavour kernel ($mode); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
