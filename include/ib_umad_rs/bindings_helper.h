@@ -4,6 +4,7 @@
  * kernel's own flags; drivers/infiniband/core/bindgen_parameters narrows it.
  */
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_user_mad.h>
 #include <ib_umad_rs/shim.h>
 

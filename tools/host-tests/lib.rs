@@ -5,3 +5,7 @@
 #[path = "../../drivers/infiniband/core/uapi.rs"]
 #[allow(dead_code)]
 mod uapi;
+
+#[path = "../../drivers/infiniband/core/numbering.rs"]
+#[allow(dead_code)]
+mod numbering;

@@ -12,7 +12,8 @@ use crate::bindings;
 use core::{
     marker::PhantomData,
     ops::RangeInclusive,
-    sync::atomic::{AtomicBool, Ordering},
+    ptr::NonNull,
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 use kernel::{
     error::{from_result, to_result},
@@ -26,17 +27,16 @@ use kernel::{
 ///
 /// # Invariants
 ///
-/// The device is registered with the IB core, and renaming it is excluded
-/// (the core holds `devices_rwsem` around `add`), for as long as a
-/// `&Device` exists.
+/// The device is registered with the IB core for as long as a `&Device`
+/// exists.
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
 
 impl Device {
     /// # Safety
     ///
-    /// `ptr` points to a registered `ib_device` that cannot be renamed or
-    /// unregistered during `'a`.
+    /// `ptr` points to a registered `ib_device` that stays registered
+    /// during `'a`.
     unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee outlives `'a`.
@@ -45,14 +45,6 @@ impl Device {
 
     fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.get()
-    }
-
-    /// The device's current name (`rxe0`, `mlx5_0`, ...).
-    pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: by the type invariants the device is registered and its
-        // name cannot change while `self` is borrowed, so `dev_name` points
-        // to a NUL-terminated string that outlives the borrow.
-        unsafe { CStr::from_char_ptr(bindings::ib_umad_rs_dev_name(self.as_raw())) }
     }
 
     /// The device's port numbers: port 0 alone on a switch, `1..=N` otherwise.
@@ -65,6 +57,13 @@ impl Device {
             )
         };
         first..=last
+    }
+
+    /// A handle that stays usable until the client's `remove` for this
+    /// device returns.
+    pub(crate) fn handle(&self) -> DeviceHandle {
+        // SAFETY: `self` is a valid device, so the pointer is not null.
+        DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
     }
 
     /// Whether `port` speaks MADs (`rdma_cap_ib_mad`).
@@ -81,10 +80,78 @@ impl Device {
     }
 }
 
+/// An IB device as a client holds it between `add` and `remove`.
+///
+/// # Invariants
+///
+/// The device is valid until the `remove` callback of the client that
+/// made the handle returns; the client drops or stops using the handle
+/// before then.
+pub(crate) struct DeviceHandle(NonNull<bindings::ib_device>);
+
+// SAFETY: the IB core's device functions may be called from any thread.
+unsafe impl Send for DeviceHandle {}
+// SAFETY: as above; the handle itself is immutable.
+unsafe impl Sync for DeviceHandle {}
+
+impl DeviceHandle {
+    fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.as_ptr()
+    }
+
+    /// The device's current name, copied: a rename may run concurrently.
+    pub(crate) fn name(&self) -> DeviceName {
+        let mut name = DeviceName([0; bindings::IB_DEVICE_NAME_MAX as usize]);
+        // SAFETY: the device is valid by the type invariants; the shim
+        // copies at most `len` bytes, NUL-terminated.
+        unsafe {
+            bindings::ib_umad_rs_copy_name(self.as_raw(), name.0.as_mut_ptr(), name.0.len())
+        };
+        name
+    }
+
+    /// The device's parent, under which its umad nodes sit in sysfs.
+    pub(crate) fn parent(&self) -> *mut bindings::device {
+        // SAFETY: the device is valid by the type invariants.
+        unsafe { bindings::ib_umad_rs_dev_parent(self.as_raw()) }
+    }
+
+    /// Whether the calling task's network namespace may use the device
+    /// (`rdma_dev_access_netns`).
+    pub(crate) fn accessible_from_current_netns(&self) -> bool {
+        // SAFETY: the device is valid by the type invariants.
+        unsafe { bindings::ib_umad_rs_access_netns(self.as_raw()) }
+    }
+
+    /// Sets and clears bits of a port's capability mask (`ib_modify_port`).
+    pub(crate) fn modify_port_capabilities(&self, port: u32, set: u32, clear: u32) -> Result {
+        let mut modify = bindings::ib_port_modify {
+            set_port_cap_mask: set,
+            clr_port_cap_mask: clear,
+            init_type: 0,
+        };
+        // SAFETY: the device is valid by the type invariants; `modify`
+        // lives across the call.
+        to_result(unsafe { bindings::ib_modify_port(self.as_raw(), port, 0, &mut modify) })
+    }
+}
+
+/// An IB device name, NUL-terminated.
+pub(crate) struct DeviceName([u8; bindings::IB_DEVICE_NAME_MAX as usize]);
+
+impl DeviceName {
+    pub(crate) fn as_cstr(&self) -> &CStr {
+        // SAFETY: the shim always NUL-terminates within the array.
+        unsafe { CStr::from_char_ptr(self.0.as_ptr()) }
+    }
+}
+
 /// The callbacks of an IB client.
 pub(crate) trait ClientOps: Sized + 'static {
     /// What the client keeps per device, from `add` until `remove`.
     type DeviceData: ForeignOwnable;
+    /// What the callbacks share, from registration until unregistration.
+    type Context: Send + Sync;
 
     /// The client these callbacks belong to.
     fn client() -> &'static Client<Self>;
@@ -92,16 +159,18 @@ pub(crate) trait ClientOps: Sized + 'static {
     /// A device appeared (or the client was registered while it was there).
     /// An error means the client does not use this device; `remove` is then
     /// not called for it.
-    fn add(device: &Device) -> Result<Self::DeviceData>;
+    fn add(context: &Self::Context, device: &Device) -> Result<Self::DeviceData>;
 
     /// The device is going away (or the client is being unregistered).
-    fn remove(data: Self::DeviceData);
+    fn remove(context: &Self::Context, data: Self::DeviceData);
 }
 
 /// A `struct ib_client`, meant to be a `static` like its C counterparts.
 pub(crate) struct Client<T: ClientOps> {
     raw: Opaque<bindings::ib_client>,
     registered: AtomicBool,
+    /// The registration's context while registered, else null.
+    context: AtomicPtr<T::Context>,
     _ops: PhantomData<T>,
 }
 
@@ -122,25 +191,46 @@ impl<T: ClientOps> Client<T> {
         Self {
             raw: Opaque::new(raw),
             registered: AtomicBool::new(false),
+            context: AtomicPtr::new(core::ptr::null_mut()),
             _ops: PhantomData,
         }
     }
 
     /// Registers the client: `add` runs now for every registered device and
-    /// later for every new one, until the returned guard is dropped.
-    pub(crate) fn register(&'static self) -> Result<Registration<T>> {
+    /// later for every new one, until the returned guard is dropped. The
+    /// callbacks see `context`.
+    pub(crate) fn register(&'static self, context: Pin<KBox<T::Context>>) -> Result<Registration<T>> {
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
+        // SAFETY: the context is not moved out of its box; the
+        // `Registration` frees it only after unregistering.
+        let context = KBox::into_raw(unsafe { Pin::into_inner_unchecked(context) });
+        self.context.store(context, Ordering::Release);
         // SAFETY: `raw` is a valid, 'static `ib_client` that is not
         // registered (checked above); it stays untouched until the
         // `Registration` unregisters it.
         let ret = to_result(unsafe { bindings::ib_register_client(self.raw.get()) });
+        let registration = Registration { client: self };
         if let Err(e) = ret {
-            self.registered.store(false, Ordering::Release);
+            // `ib_register_client` unregistered itself; only our part is left.
+            registration.release_context();
+            core::mem::forget(registration);
             return Err(e);
         }
-        Ok(Registration { client: self })
+        Ok(registration)
+    }
+
+    /// The context of the running registration.
+    ///
+    /// # Safety
+    ///
+    /// Only from a callback of this client, which the IB core runs only
+    /// while the client is registered.
+    unsafe fn context(&self) -> &T::Context {
+        // SAFETY: set before `ib_register_client`, freed after
+        // `ib_unregister_client`, and callbacks run only in between.
+        unsafe { &*self.context.load(Ordering::Acquire) }
     }
 }
 
@@ -150,12 +240,23 @@ pub(crate) struct Registration<T: ClientOps> {
     client: &'static Client<T>,
 }
 
+impl<T: ClientOps> Registration<T> {
+    /// Frees the context and lets the client be registered again.
+    fn release_context(&self) {
+        let context = self.client.context.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: `context` came from `KBox::into_raw` in `register`, and no
+        // callback can run any more.
+        drop(unsafe { KBox::from_raw(context) });
+        self.client.registered.store(false, Ordering::Release);
+    }
+}
+
 impl<T: ClientOps> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: the client was registered by `Client::register`, and only
         // this guard unregisters it.
         unsafe { bindings::ib_unregister_client(self.client.raw.get()) };
-        self.client.registered.store(false, Ordering::Release);
+        self.release_context();
     }
 }
 
@@ -166,10 +267,12 @@ impl<T: ClientOps> Drop for Registration<T> {
 /// Called by the IB core with a registered device, under `devices_rwsem`.
 unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device) -> c_int {
     // SAFETY: the IB core holds `devices_rwsem` across `add`, which keeps
-    // the device registered and its name fixed for this call.
+    // the device registered for this call.
     let device = unsafe { Device::from_raw(ibdev) };
+    // SAFETY: this is a callback of the client.
+    let context = unsafe { T::client().context() };
     from_result(|| {
-        let data = T::add(device)?.into_foreign();
+        let data = T::add(context, device)?.into_foreign();
         // SAFETY: the client is registered (the core is calling it) and the
         // device is valid; `remove_callback` takes the data back.
         unsafe {
@@ -192,5 +295,6 @@ unsafe extern "C" fn remove_callback<T: ClientOps>(
     // SAFETY: `client_data` came from `into_foreign` in `add_callback`, and
     // the core calls `remove` once for it.
     let data = unsafe { T::DeviceData::from_foreign(client_data) };
-    T::remove(data);
+    // SAFETY: this is a callback of the client.
+    T::remove(unsafe { T::client().context() }, data);
 }

@@ -7,15 +7,23 @@
 //! `uapi` is the userspace ABI (plain `core` Rust, host-tested). This file
 //! holds the module and its IB client.
 
-use core::fmt;
-use kernel::{c_str, prelude::*, str::CString};
+use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
 
 mod bindings;
+mod chardev;
 mod ib;
+mod numbering;
+mod port;
+mod semaphore;
+mod sysfs;
 // The ioctl, read and write paths use most of it; for now the layout
-// assertions in `bindings` do.
+// assertions in `bindings` and the sysfs attributes do.
 #[allow(dead_code)]
 mod uapi;
+
+use chardev::ChrdevRegion;
+use numbering::{DevnumAllocator, Regions};
+use port::{Port, UmadContext};
 
 module! {
     type: UmadModule,
@@ -26,41 +34,47 @@ module! {
     alias: ["rdma-client-umad"],
 }
 
+/// What the module holds, dropped in this order: the client (which removes
+/// every port), then the class and number regions it used.
 struct UmadModule {
     _umad: ib::Registration<UmadClient>,
+    _dynamic: ChrdevRegion,
+    _fixed: ChrdevRegion,
 }
 
+const REGION_NAME: &CStr = c_str!("infiniband_mad");
+
 impl kernel::Module for UmadModule {
+    /// As ib_umad: the fixed region, the dynamic one, the class, the client.
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let fixed = ChrdevRegion::claim(Regions::FIXED, Regions::FIXED_COUNT, REGION_NAME)
+            .inspect_err(|_| pr_err!("couldn't register device number\n"))?;
+        let dynamic = ChrdevRegion::allocate(Regions::DYNAMIC_COUNT, REGION_NAME)
+            .inspect_err(|_| pr_err!("couldn't register dynamic device number\n"))?;
+        let class = sysfs::UMAD_CLASS
+            .register()
+            .inspect_err(|_| pr_err!("couldn't create class infiniband_mad\n"))?;
+        let context = KBox::pin(
+            UmadContext {
+                class,
+                regions: Regions { dynamic: dynamic.first() },
+                devnums: KBox::pin_init(new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
+            },
+            GFP_KERNEL,
+        )?;
         Ok(Self {
-            _umad: UMAD_CLIENT.register()?,
+            _umad: UMAD_CLIENT.register(context)?,
+            _dynamic: dynamic,
+            _fixed: fixed,
         })
     }
 }
 
 static UMAD_CLIENT: ib::Client<UmadClient> = ib::Client::new(c_str!("umad"));
 
-/// A port through which userspace reaches the MAD layer.
-struct MadPort {
-    number: u32,
-    smi: bool,
-}
-
-impl fmt::Display for MadPort {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MAD port {}", self.number)?;
-        if self.smi {
-            f.write_str(" with SMI")?;
-        }
-        Ok(())
-    }
-}
-
-/// What the module keeps for one IB device.
+/// What the module keeps for one IB device: its MAD ports.
 struct UmadDevice {
-    /// The name at `add` time, for messages.
-    name: CString,
-    ports: KVec<MadPort>,
+    ports: KVec<Arc<Port>>,
 }
 
 /// The `umad` IB client.
@@ -68,30 +82,38 @@ struct UmadClient;
 
 impl ib::ClientOps for UmadClient {
     type DeviceData = KBox<UmadDevice>;
+    type Context = UmadContext;
 
     fn client() -> &'static ib::Client<Self> {
         &UMAD_CLIENT
     }
 
-    fn add(device: &ib::Device) -> Result<KBox<UmadDevice>> {
-        let mut ports = KVec::new();
+    fn add(context: &UmadContext, device: &ib::Device) -> Result<KBox<UmadDevice>> {
+        let mut umad = UmadDevice { ports: KVec::new() };
         for number in device.ports().filter(|&port| device.has_mad(port)) {
-            ports.push(MadPort { number, smi: device.has_smi(number) }, GFP_KERNEL)?;
+            let port = Port::create(context, device, number, device.has_smi(number));
+            let pushed = port.and_then(|port| match umad.ports.push(port.clone(), GFP_KERNEL) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    port.kill(context);
+                    Err(e.into())
+                }
+            });
+            if let Err(e) = pushed {
+                Self::remove(context, KBox::new(umad, GFP_KERNEL)?);
+                return Err(e);
+            }
         }
         // As the C driver: a device without MAD ports (iWARP) is not ours.
-        if ports.is_empty() {
+        if umad.ports.is_empty() {
             return Err(Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32)));
         }
-        let name = CString::try_from_fmt(kernel::fmt!("{}", device.name()))?;
-        for port in ports.iter() {
-            pr_info!("{}: {}\n", &*name, port);
-        }
-        Ok(KBox::new(UmadDevice { name, ports }, GFP_KERNEL)?)
+        Ok(KBox::new(umad, GFP_KERNEL)?)
     }
 
-    fn remove(device: KBox<UmadDevice>) {
+    fn remove(context: &UmadContext, device: KBox<UmadDevice>) {
         for port in device.ports.iter() {
-            pr_info!("{}: {} removed\n", &*device.name, port);
+            port.kill(context);
         }
     }
 }

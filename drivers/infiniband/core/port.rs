@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! MAD ports and their nodes: `umadN` for every port with MADs, `issmN`
+//! where the port has an SMI, both numbered N from one devnum.
+//!
+//! A [`Port`] is reference counted: the IB client holds it from `add` to
+//! `remove`, each node's `struct device` holds it until released, and each
+//! open file holds it until closed. Removal revokes the IB device (the
+//! `device` in [`PortState`] becomes `None`) under the port's lock, so no
+//! file operation can reach the device after its `remove`.
+
+use crate::{
+    chardev::{ClassRegistration, File, FileOperations, FileOps, Node, NodeInfo},
+    ib::{self, DeviceHandle},
+    numbering::{DevnumAllocator, Regions, MAX_PORTS},
+    semaphore::Semaphore,
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, ArcBorrow, Mutex},
+};
+
+/// `IB_PORT_SM`: the port's capability bit that says an SM runs behind it.
+const IB_PORT_SM: u32 = crate::bindings::ib_port_capability_mask_bits_IB_PORT_SM;
+
+/// What the umad client shares between devices.
+pub(crate) struct UmadContext {
+    pub(crate) class: ClassRegistration,
+    pub(crate) regions: Regions,
+    pub(crate) devnums: Pin<KBox<Mutex<DevnumAllocator>>>,
+}
+
+/// One MAD-capable port of an IB device.
+#[pin_data]
+pub(crate) struct Port {
+    /// N of umadN and issmN.
+    pub(crate) devnum: u32,
+    /// The port's number on its IB device.
+    pub(crate) number: u32,
+    #[pin]
+    umad: Node,
+    #[pin]
+    issm: Node,
+    /// Held by the one opener of issmN (the IsSM holder).
+    #[pin]
+    sm_sem: Semaphore,
+    /// ib_umad's `file_mutex`.
+    #[pin]
+    state: Mutex<PortState>,
+}
+
+/// What a port's lock protects.
+pub(crate) struct PortState {
+    /// The IB device, until its `remove`.
+    device: Option<DeviceHandle>,
+}
+
+impl Port {
+    /// Makes the port's nodes: `umadN`, and `issmN` if `smi`.
+    pub(crate) fn create(
+        context: &UmadContext,
+        device: &ib::Device,
+        number: u32,
+        smi: bool,
+    ) -> Result<Arc<Port>> {
+        let devnum = context.devnums.lock().alloc(MAX_PORTS - 1).ok_or(ENOSPC)?;
+        let port = Arc::pin_init(
+            pin_init!(Port {
+                devnum,
+                number,
+                umad <- Node::new(),
+                issm <- Node::new(),
+                sm_sem <- Semaphore::new(),
+                state <- new_mutex!(PortState { device: Some(device.handle()) }),
+            }),
+            GFP_KERNEL,
+        );
+        let port = match port {
+            Ok(port) => port,
+            Err(e) => {
+                context.devnums.lock().free(devnum);
+                return Err(e);
+            }
+        };
+        let parent = device.handle().parent();
+        let class = &context.class;
+        let umad = NodeInfo {
+            class,
+            parent,
+            devt: context.regions.umad(devnum),
+            name: format_args!("umad{devnum}"),
+        };
+        let mut added = Node::add(&port, |p| &p.umad, &UMAD_FOPS, umad);
+        if added.is_ok() && smi {
+            let issm = NodeInfo {
+                class,
+                parent,
+                devt: context.regions.issm(devnum),
+                name: format_args!("issm{devnum}"),
+            };
+            added = Node::add(&port, |p| &p.issm, &ISSM_FOPS, issm);
+        }
+        if let Err(e) = added {
+            port.kill(context);
+            return Err(e);
+        }
+        Ok(port)
+    }
+
+    /// Takes the port away: its nodes first, then the IB device from every
+    /// file, then its devnum.
+    pub(crate) fn kill(&self, context: &UmadContext) {
+        self.issm.remove();
+        self.umad.remove();
+        self.state.lock().device = None;
+        context.devnums.lock().free(self.devnum);
+    }
+
+    /// The IB device's current name (sysfs `ibdev`); `None` once removed.
+    pub(crate) fn ib_device_name(&self) -> Option<ib::DeviceName> {
+        self.state.lock().device.as_ref().map(DeviceHandle::name)
+    }
+
+    /// Whether the calling task may open the port: `ENXIO` once the
+    /// device is gone, `EPERM` from another network namespace.
+    fn check_open(&self) -> Result {
+        match &self.state.lock().device {
+            None => Err(ENXIO),
+            Some(device) if !device.accessible_from_current_netns() => Err(EPERM),
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+/// The files of `umadN`.
+pub(crate) struct UmadFileOps;
+
+impl FileOps for UmadFileOps {
+    type Owner = Port;
+    type Ptr = Arc<Port>;
+
+    fn open(port: ArcBorrow<'_, Port>, _file: &File) -> Result<Arc<Port>> {
+        port.check_open()?;
+        Ok(port.into())
+    }
+
+    fn release(_port: Arc<Port>, _: &File) {}
+}
+
+/// The files of `issmN`: opening one makes the opener the port's IsSM
+/// holder, until it closes it.
+pub(crate) struct IssmFileOps;
+
+impl FileOps for IssmFileOps {
+    type Owner = Port;
+    type Ptr = Arc<Port>;
+
+    fn open(port: ArcBorrow<'_, Port>, file: &File) -> Result<Arc<Port>> {
+        if file.is_nonblocking() {
+            port.sm_sem.try_down()?;
+        } else {
+            port.sm_sem.down_interruptible()?;
+        }
+        // ib_umad would go on with a removed device here; not us.
+        let set_sm = port.check_open().and_then(|()| match &port.state.lock().device {
+            Some(device) => device.modify_port_capabilities(port.number, IB_PORT_SM, 0),
+            None => Err(ENXIO),
+        });
+        if let Err(e) = set_sm {
+            port.sm_sem.up();
+            return Err(e);
+        }
+        Ok(port.into())
+    }
+
+    fn release(port: Arc<Port>, _: &File) {
+        if let Some(device) = &port.state.lock().device {
+            // Nothing to tell anyone if this fails: the file is gone.
+            let _ = device.modify_port_capabilities(port.number, 0, IB_PORT_SM);
+        }
+        port.sm_sem.up();
+    }
+}
+
+// The module owns the files: it cannot be unloaded while one is open.
+static UMAD_FOPS: FileOperations<UmadFileOps> = FileOperations::new(crate::THIS_MODULE.as_ptr());
+static ISSM_FOPS: FileOperations<IssmFileOps> = FileOperations::new(crate::THIS_MODULE.as_ptr());
