@@ -7,6 +7,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_mad.h>
 #include <ib_umad_rs/shim.h>
+#include "core_priv.h"
 
 /*
  * struct ib_user_mad_reg_req has "unsigned long __aligned(4)" members, which

@@ -46,8 +46,11 @@ bad=$(cat "${fragments[@]}" | while read -r line; do
 done)
 [ -z "$bad" ] || die "kernel config did not take: $bad"
 
-log "building $flavour kernel (a cold build takes 5-7 minutes)"
-"${kmake[@]}" -s -j"$(($(nproc) + 1))" bzImage modules
+log "building $flavour kernel (a cold build takes 5-7 minutes; log in $out/build.log)"
+if ! "${kmake[@]}" -s -j"$(($(nproc) + 1))" bzImage modules > "$out/build.log" 2>&1; then
+	tail -50 "$out/build.log" >&2
+	die "the $flavour kernel did not build"
+fi
 touch "$out/.rig-built"
 
 # Older builds of this flavour are stale inputs' outputs.

@@ -268,6 +268,11 @@ impl Node {
         Ok(())
     }
 
+    /// The node's `struct device`.
+    pub(crate) fn device(&self) -> *mut bindings::device {
+        self.dev.get()
+    }
+
     /// Removes the node, if added: its device file and sysfs directory are
     /// gone when this returns; files already open keep working until
     /// closed, and the owner reference goes with the last of them.

@@ -59,11 +59,22 @@ impl Device {
         first..=last
     }
 
-    /// A handle that stays usable until the client's `remove` for this
-    /// device returns.
-    pub(crate) fn handle(&self) -> DeviceHandle {
+    /// A handle on the device that outlives this callback.
+    ///
+    /// # Safety
+    ///
+    /// The caller stops using the handle (revokes it) before the client's
+    /// `remove` for this device returns.
+    pub(crate) unsafe fn handle(&self) -> DeviceHandle {
+        // INVARIANT: the caller revokes the handle in time.
         // SAFETY: `self` is a valid device, so the pointer is not null.
         DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
+    }
+
+    /// The device's parent, under which its umad nodes sit in sysfs.
+    pub(crate) fn parent(&self) -> *mut bindings::device {
+        // SAFETY: the device is valid by the type invariants.
+        unsafe { bindings::ib_umad_rs_dev_parent(self.as_raw()) }
     }
 
     /// Whether `port` speaks MADs (`rdma_cap_ib_mad`).
@@ -108,12 +119,6 @@ impl DeviceHandle {
             bindings::ib_umad_rs_copy_name(self.as_raw(), name.0.as_mut_ptr(), name.0.len())
         };
         name
-    }
-
-    /// The device's parent, under which its umad nodes sit in sysfs.
-    pub(crate) fn parent(&self) -> *mut bindings::device {
-        // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_dev_parent(self.as_raw()) }
     }
 
     /// Whether the calling task's network namespace may use the device
@@ -163,6 +168,18 @@ pub(crate) trait ClientOps: Sized + 'static {
 
     /// The device is going away (or the client is being unregistered).
     fn remove(context: &Self::Context, data: Self::DeviceData);
+
+    /// Which character device serves `port` (`RDMA_NLDEV_CMD_GET_CHARDEV`).
+    /// Runs while `add` has succeeded and `remove` has not started.
+    fn chardev(data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>, port: u32) -> Result<Chardev>;
+}
+
+/// A character device that serves a client on a port, for netlink.
+pub(crate) struct Chardev {
+    /// Its `struct device`; the IB core takes a reference before using it.
+    pub(crate) device: *mut bindings::device,
+    /// The ABI version of its interface.
+    pub(crate) abi: u32,
 }
 
 /// A `struct ib_client`, meant to be a `static` like its C counterparts.
@@ -188,6 +205,7 @@ impl<T: ClientOps> Client<T> {
         raw.name = name.as_char_ptr();
         raw.add = Some(add_callback::<T>);
         raw.remove = Some(remove_callback::<T>);
+        raw.get_nl_info = Some(get_nl_info_callback::<T>);
         Self {
             raw: Opaque::new(raw),
             registered: AtomicBool::new(false),
@@ -297,4 +315,31 @@ unsafe extern "C" fn remove_callback<T: ClientOps>(
     let data = unsafe { T::DeviceData::from_foreign(client_data) };
     // SAFETY: this is a callback of the client.
     T::remove(unsafe { T::client().context() }, data);
+}
+
+/// `ib_client.get_nl_info`.
+///
+/// # Safety
+///
+/// Called by the IB core with the data that `add_callback` stored, under the
+/// device's `client_data_rwsem`, which keeps `remove` from starting; `res`
+/// is valid for writes.
+unsafe extern "C" fn get_nl_info_callback<T: ClientOps>(
+    _ibdev: *mut bindings::ib_device,
+    client_data: *mut c_void,
+    res: *mut bindings::ib_client_nl_info,
+) -> c_int {
+    // SAFETY: `client_data` came from `into_foreign` and `remove` (which
+    // takes it back) cannot run during this call.
+    let data = unsafe { T::DeviceData::borrow(client_data) };
+    from_result(|| {
+        // SAFETY: `res` is valid, as the caller promises.
+        let chardev = T::chardev(data, unsafe { (*res).port })?;
+        // SAFETY: as above.
+        unsafe {
+            (*res).abi = chardev.abi.into();
+            (*res).cdev = chardev.device;
+        }
+        Ok(0)
+    })
 }

@@ -70,6 +70,11 @@ impl kernel::Module for UmadModule {
     }
 }
 
+/// `EOPNOTSUPP`, which `kernel::error::code` of 6.12 lacks.
+fn eopnotsupp() -> Error {
+    Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+}
+
 static UMAD_CLIENT: ib::Client<UmadClient> = ib::Client::new(c_str!("umad"));
 
 /// What the module keeps for one IB device: its MAD ports.
@@ -89,31 +94,36 @@ impl ib::ClientOps for UmadClient {
     }
 
     fn add(context: &UmadContext, device: &ib::Device) -> Result<KBox<UmadDevice>> {
-        let mut umad = UmadDevice { ports: KVec::new() };
+        let mut umad = KBox::new(UmadDevice { ports: KVec::new() }, GFP_KERNEL)?;
         for number in device.ports().filter(|&port| device.has_mad(port)) {
-            let port = Port::create(context, device, number, device.has_smi(number));
-            let pushed = port.and_then(|port| match umad.ports.push(port.clone(), GFP_KERNEL) {
-                Ok(()) => Ok(()),
-                Err(e) => {
+            let added = Port::create(context, device, number, device.has_smi(number)).and_then(|port| {
+                umad.ports.push(port.clone(), GFP_KERNEL).map_err(|e| {
                     port.kill(context);
-                    Err(e.into())
-                }
+                    e.into()
+                })
             });
-            if let Err(e) = pushed {
-                Self::remove(context, KBox::new(umad, GFP_KERNEL)?);
+            if let Err(e) = added {
+                Self::remove(context, umad);
                 return Err(e);
             }
         }
         // As the C driver: a device without MAD ports (iWARP) is not ours.
         if umad.ports.is_empty() {
-            return Err(Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32)));
+            return Err(eopnotsupp());
         }
-        Ok(KBox::new(umad, GFP_KERNEL)?)
+        Ok(umad)
     }
 
     fn remove(context: &UmadContext, device: KBox<UmadDevice>) {
         for port in device.ports.iter() {
             port.kill(context);
         }
+    }
+
+    fn chardev(device: &UmadDevice, number: u32) -> Result<ib::Chardev> {
+        let port = device.ports.iter().find(|port| port.number == number);
+        // As ib_umad: a port without MADs has no umad node.
+        let port = port.ok_or_else(eopnotsupp)?;
+        Ok(ib::Chardev { device: port.umad_device(), abi: uapi::ABI_VERSION })
     }
 }

@@ -72,7 +72,9 @@ impl Port {
                 umad <- Node::new(),
                 issm <- Node::new(),
                 sm_sem <- Semaphore::new(),
-                state <- new_mutex!(PortState { device: Some(device.handle()) }),
+                // SAFETY: `kill`, which `remove` calls for every port,
+                // revokes the handle.
+                state <- new_mutex!(PortState { device: Some(unsafe { device.handle() }) }),
             }),
             GFP_KERNEL,
         );
@@ -83,7 +85,7 @@ impl Port {
                 return Err(e);
             }
         };
-        let parent = device.handle().parent();
+        let parent = device.parent();
         let class = &context.class;
         let umad = NodeInfo {
             class,
@@ -115,6 +117,11 @@ impl Port {
         self.umad.remove();
         self.state.lock().device = None;
         context.devnums.lock().free(self.devnum);
+    }
+
+    /// umadN's `struct device`, valid while the port is not killed.
+    pub(crate) fn umad_device(&self) -> *mut crate::bindings::device {
+        self.umad.device()
     }
 
     /// The IB device's current name (sysfs `ibdev`); `None` once removed.

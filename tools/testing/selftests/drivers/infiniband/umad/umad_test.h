@@ -172,4 +172,57 @@ static inline int read_gid(const char *ibdev, int port, int index,
 	return 0;
 }
 
+/* /dev/infiniband/umadN of ibdev/port into path; -ENOENT if none. */
+static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
+{
+	struct mad_node nodes[MAX_NODES];
+	const struct mad_node *node;
+	int n;
+
+	n = list_mad_nodes("umad", nodes, MAX_NODES);
+	node = find_node(nodes, n, ibdev, port);
+	if (!node)
+		return -ENOENT;
+	snprintf(path, len, "/dev/infiniband/%s", node->name);
+	return 0;
+}
+
+/*
+ * The rig's second soft-RoCE device, rxe1 on vethB: tests that remove a
+ * device remove this one and put it back.
+ */
+#define RIG_RXE "rxe1"
+#define RIG_RXE_NETDEV "vethB"
+
+static inline int rig_rxe_delete(void)
+{
+	return system("rdma link delete " RIG_RXE);
+}
+
+static inline int rig_rxe_add(void)
+{
+	return system("rdma link add " RIG_RXE " type rxe netdev " RIG_RXE_NETDEV);
+}
+
+/* The loaded umad driver's module name (ib_umad or ib_umad_rs), or NULL. */
+static inline const char *umad_module(void)
+{
+	static char name[64];
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/modules", "r");
+	if (!f)
+		return NULL;
+	name[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s", name) == 1 &&
+		    (!strcmp(name, "ib_umad") || !strcmp(name, "ib_umad_rs")))
+			break;
+		else
+			name[0] = '\0';
+	fclose(f);
+	return name[0] ? name : NULL;
+}
+
 #endif

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The umad driver under stress of coming and going: rxe1 deleted and added
+# back many times while its umad file is open and its sysfs attributes are
+# being read, then the driver module unloaded and loaded many times with the
+# devices present. Correctness is the nodes being right afterwards; the rig
+# fails the run on any kernel report (KASAN, lockdep, kmemleak) meanwhile.
+# Needs the rig: rxe1 on vethB, and UMAD_MODULE_KO, the driver's .ko.
+. "$(dirname "$0")/lib/ktap_helpers.sh"
+
+CLASS=/sys/class/infiniband_mad
+DEVICE_CYCLES=${DEVICE_CYCLES:-200}
+MODULE_CYCLES=${MODULE_CYCLES:-50}
+
+# "ibdev/port" of every umad node, sorted.
+nodes() {
+	for n in "$CLASS"/umad*; do
+		[ -e "$n/ibdev" ] && echo "$(cat "$n/ibdev")/$(cat "$n/port") $(basename "$n")"
+	done | sort
+}
+
+# Passes test $1 if $2 is 1 and the nodes are what they were at the start.
+verdict() {
+	after=$(nodes)
+	if [ "$2" = 1 ] && [ "$after" = "$before" ]; then
+		ktap_test_pass "$1"
+	else
+		ktap_print_msg "after $i cycles: $(echo $after)"
+		ktap_test_fail "$1"
+	fi
+}
+
+ktap_print_header
+ktap_set_plan 2
+
+before=$(nodes)
+ktap_print_msg "nodes: $(echo $before)"
+
+# Readers of every node's attributes, racing the removals.
+(while :; do cat "$CLASS"/*/ibdev "$CLASS"/*/port > /dev/null 2>&1; done) &
+reader=$!
+ok=1
+i=0
+while [ $i -lt "$DEVICE_CYCLES" ]; do
+	node=$(nodes | sed -n 's|^rxe1/1 ||p')
+	if [ -z "$node" ]; then
+		ktap_print_msg "cycle $i: rxe1 has no umad node"
+		ok=0
+		break
+	fi
+	exec 3<> "/dev/infiniband/$node"
+	rdma link delete rxe1 || { ok=0; break; }
+	exec 3>&-
+	rdma link add rxe1 type rxe netdev vethB || { ok=0; break; }
+	i=$((i + 1))
+done
+kill $reader
+wait $reader 2> /dev/null
+verdict device_cycles_with_open_files_and_sysfs_readers $ok
+
+module=$(basename "${UMAD_MODULE_KO:-none}" .ko)
+ok=1
+i=0
+if [ ! -e "${UMAD_MODULE_KO:-}" ]; then
+	ktap_print_msg "UMAD_MODULE_KO is not set"
+	ok=0
+fi
+while [ $ok = 1 ] && [ $i -lt "$MODULE_CYCLES" ]; do
+	rmmod "$module" && insmod "$UMAD_MODULE_KO" || ok=0
+	i=$((i + 1))
+done
+verdict module_cycles_with_devices_present $ok
+
+ktap_finished

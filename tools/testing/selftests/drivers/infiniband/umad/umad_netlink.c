@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA_NLDEV_CMD_GET_CHARDEV: how rdma-core asks the kernel which character
+ * device serves a client ("umad", "issm") on a port.
+ */
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define NL_BUF 8192
+
+struct chardev {
+	uint64_t devt;
+	uint64_t abi;
+	char name[64];
+};
+
+static int nl_open(void)
+{
+	struct sockaddr_nl addr = { .nl_family = AF_NETLINK };
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static void nl_put(struct nlmsghdr *nlh, int type, const void *data, int len)
+{
+	struct nlattr *attr = (void *)nlh + NLMSG_ALIGN(nlh->nlmsg_len);
+
+	attr->nla_type = type;
+	attr->nla_len = NLA_HDRLEN + len;
+	memcpy((char *)attr + NLA_HDRLEN, data, len);
+	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(attr->nla_len);
+}
+
+/* Calls fn on each attribute of a reply message. */
+static void nl_attrs(struct nlmsghdr *nlh, void (*fn)(struct nlattr *, void *),
+		     void *arg)
+{
+	int left = nlh->nlmsg_len - NLMSG_HDRLEN;
+	struct nlattr *attr = NLMSG_DATA(nlh);
+
+	while (left >= NLA_HDRLEN && attr->nla_len >= NLA_HDRLEN &&
+	       attr->nla_len <= left) {
+		fn(attr, arg);
+		left -= NLA_ALIGN(attr->nla_len);
+		attr = (void *)attr + NLA_ALIGN(attr->nla_len);
+	}
+}
+
+struct dev_lookup {
+	const char *name;
+	int index;
+	uint32_t cur_index;
+};
+
+static void dev_attr(struct nlattr *attr, void *arg)
+{
+	struct dev_lookup *l = arg;
+	void *data = (char *)attr + NLA_HDRLEN;
+
+	if (attr->nla_type == RDMA_NLDEV_ATTR_DEV_INDEX)
+		memcpy(&l->cur_index, data, sizeof(l->cur_index));
+	else if (attr->nla_type == RDMA_NLDEV_ATTR_DEV_NAME &&
+		 !strcmp(data, l->name))
+		l->index = l->cur_index;
+}
+
+/* The IB device index of name, from an RDMA_NLDEV_CMD_GET dump; -errno. */
+static int dev_index(int fd, const char *name)
+{
+	struct dev_lookup l = { .name = name, .index = -ENODEV };
+	char buf[NL_BUF] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh = (void *)buf;
+	int len;
+
+	memset(buf, 0, sizeof(buf));
+	nlh->nlmsg_len = NLMSG_HDRLEN;
+	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	if (send(fd, buf, nlh->nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		len = recv(fd, buf, sizeof(buf), 0);
+		if (len < 0)
+			return -errno;
+		for (nlh = (void *)buf; NLMSG_OK(nlh, len); nlh = NLMSG_NEXT(nlh, len)) {
+			if (nlh->nlmsg_type == NLMSG_DONE)
+				return l.index;
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
+			nl_attrs(nlh, dev_attr, &l);
+		}
+	}
+}
+
+static void chardev_attr(struct nlattr *attr, void *arg)
+{
+	struct chardev *c = arg;
+	void *data = (char *)attr + NLA_HDRLEN;
+
+	if (attr->nla_type == RDMA_NLDEV_ATTR_CHARDEV)
+		memcpy(&c->devt, data, sizeof(c->devt));
+	else if (attr->nla_type == RDMA_NLDEV_ATTR_CHARDEV_ABI)
+		memcpy(&c->abi, data, sizeof(c->abi));
+	else if (attr->nla_type == RDMA_NLDEV_ATTR_CHARDEV_NAME)
+		snprintf(c->name, sizeof(c->name), "%s", (char *)data);
+}
+
+/* GET_CHARDEV for client on ibdev/port; 0 or -errno. */
+static int get_chardev(const char *ibdev, uint32_t port, const char *client,
+		       struct chardev *out)
+{
+	char buf[NL_BUF] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh = (void *)buf;
+	int fd, index, len, ret;
+
+	fd = nl_open();
+	if (fd < 0)
+		return fd;
+	index = dev_index(fd, ibdev);
+	if (index < 0) {
+		close(fd);
+		return index;
+	}
+	memset(buf, 0, sizeof(buf));
+	nlh->nlmsg_len = NLMSG_HDRLEN;
+	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET_CHARDEV);
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nl_put(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, &index, sizeof(uint32_t));
+	nl_put(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, &port, sizeof(port));
+	nl_put(nlh, RDMA_NLDEV_ATTR_CHARDEV_TYPE, client, strlen(client) + 1);
+	ret = send(fd, buf, nlh->nlmsg_len, 0) < 0 ? -errno : -ENODATA;
+	memset(out, 0, sizeof(*out));
+	while (ret == -ENODATA) {
+		len = recv(fd, buf, sizeof(buf), 0);
+		if (len < 0) {
+			ret = -errno;
+			break;
+		}
+		for (nlh = (void *)buf; NLMSG_OK(nlh, len); nlh = NLMSG_NEXT(nlh, len)) {
+			if (nlh->nlmsg_type == NLMSG_ERROR) {
+				ret = ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
+				break;
+			}
+			nl_attrs(nlh, chardev_attr, out);
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+TEST(umad_chardev_of_each_port)
+{
+	struct mad_node nodes[MAX_NODES];
+	struct chardev c;
+	char path[128];
+	struct stat st;
+	int n;
+
+	n = list_mad_nodes("umad", nodes, MAX_NODES);
+	ASSERT_GE(n, 2);
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(0, get_chardev(nodes[i].ibdev, nodes[i].port, "umad", &c))
+			TH_LOG("%s", nodes[i].name);
+		EXPECT_STREQ(nodes[i].name, c.name);
+		EXPECT_EQ(5u, c.abi);
+		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(st.st_rdev, c.devt);
+	}
+}
+
+TEST(umad_chardev_of_a_missing_port)
+{
+	struct chardev c;
+
+	EXPECT_EQ(-EINVAL, get_chardev(RIG_RXE, 2, "umad", &c));
+}
+
+TEST(issm_chardev_where_the_port_has_no_smi)
+{
+	struct ib_port ports[MAX_NODES];
+	struct chardev c;
+	int n, roce = 0;
+
+	n = list_ib_ports(ports, MAX_NODES);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(ports[i].link_layer, "Ethernet"))
+			continue;
+		roce++;
+		EXPECT_EQ(-EOPNOTSUPP, get_chardev(ports[i].ibdev, ports[i].port,
+						   "issm", &c));
+	}
+	EXPECT_GE(roce, 2);
+}
+
+TEST_HARNESS_MAIN
