@@ -25,5 +25,6 @@ void ib_umad_rs_copy_name(const struct ib_device *device, char *buf, size_t len)
 const char *ib_umad_rs_device_name(const struct device *dev);
 void ib_umad_rs_sema_init(struct semaphore *sem, int val);
 struct cdev *ib_umad_rs_inode_cdev(const struct inode *inode);
+void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *client);
 
 #endif

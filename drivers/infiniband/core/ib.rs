@@ -239,6 +239,26 @@ impl<T: ClientOps> Client<T> {
         Ok(registration)
     }
 
+    /// The data this client's `add` attached to `device`, if it took it.
+    ///
+    /// # Safety
+    ///
+    /// This client's `remove` for `device` cannot run during `'a`: for
+    /// example, this is the `add` of a client registered after this one
+    /// (the core adds clients in registration order, removes them in the
+    /// reverse order, and this one is unregistered last).
+    pub(crate) unsafe fn data_of<'a>(
+        &self,
+        device: &Device,
+    ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
+        // SAFETY: the device is valid; the client is registered whenever
+        // another client's callback can run, by the caller's promise.
+        let data = unsafe { bindings::ib_umad_rs_get_client_data(device.as_raw(), self.raw.get()) };
+        // SAFETY: non-null data is what `add_callback` stored, and the
+        // caller guarantees `remove` does not take it back during `'a`.
+        (!data.is_null()).then(|| unsafe { T::DeviceData::borrow(data) })
+    }
+
     /// The context of the running registration.
     ///
     /// # Safety

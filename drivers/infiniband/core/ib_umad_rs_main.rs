@@ -31,12 +31,13 @@ module! {
     author: "ib_umad_rs developers",
     description: "InfiniBand userspace MAD packet access",
     license: "GPL",
-    alias: ["rdma-client-umad"],
+    alias: ["rdma-client-umad", "rdma-client-issm"],
 }
 
-/// What the module holds, dropped in this order: the client (which removes
-/// every port), then the class and number regions it used.
+/// What the module holds, dropped in this order: the clients (umad's
+/// removal kills every port), then the number regions they used.
 struct UmadModule {
+    _issm: ib::Registration<IssmClient>,
     _umad: ib::Registration<UmadClient>,
     _dynamic: ChrdevRegion,
     _fixed: ChrdevRegion,
@@ -62,8 +63,10 @@ impl kernel::Module for UmadModule {
             },
             GFP_KERNEL,
         )?;
+        let umad = UMAD_CLIENT.register(context)?;
         Ok(Self {
-            _umad: UMAD_CLIENT.register(context)?,
+            _issm: ISSM_CLIENT.register(KBox::pin((), GFP_KERNEL)?)?,
+            _umad: umad,
             _dynamic: dynamic,
             _fixed: fixed,
         })
@@ -125,5 +128,45 @@ impl ib::ClientOps for UmadClient {
         // As ib_umad: a port without MADs has no umad node.
         let port = port.ok_or_else(eopnotsupp)?;
         Ok(ib::Chardev { device: port.umad_device(), abi: uapi::ABI_VERSION })
+    }
+}
+
+static ISSM_CLIENT: ib::Client<IssmClient> = ib::Client::new(c_str!("issm"));
+
+/// The `issm` IB client: it only answers netlink for the issm nodes, which
+/// the umad client makes. ib_umad's always says EOPNOTSUPP (it looks for
+/// ports in its own, empty, client data); this one finds them.
+struct IssmClient;
+
+impl ib::ClientOps for IssmClient {
+    /// The device's ports that have issm nodes.
+    type DeviceData = KBox<KVec<Arc<Port>>>;
+    type Context = ();
+
+    fn client() -> &'static ib::Client<Self> {
+        &ISSM_CLIENT
+    }
+
+    fn add(_: &(), device: &ib::Device) -> Result<Self::DeviceData> {
+        // SAFETY: this client registers after umad's and unregisters
+        // before it, so umad's `remove` for the device runs only after
+        // this client's.
+        let umad = unsafe { UMAD_CLIENT.data_of(device) }.ok_or_else(eopnotsupp)?;
+        let mut ports = KVec::new();
+        for port in umad.ports.iter().filter(|port| port.issm_device().is_some()) {
+            ports.push(port.clone(), GFP_KERNEL)?;
+        }
+        if ports.is_empty() {
+            return Err(eopnotsupp());
+        }
+        Ok(KBox::new(ports, GFP_KERNEL)?)
+    }
+
+    fn remove(_: &(), _ports: Self::DeviceData) {}
+
+    fn chardev(ports: &KVec<Arc<Port>>, number: u32) -> Result<ib::Chardev> {
+        let port = ports.iter().find(|port| port.number == number).ok_or_else(eopnotsupp)?;
+        let device = port.issm_device().ok_or_else(eopnotsupp)?;
+        Ok(ib::Chardev { device, abi: uapi::ABI_VERSION })
     }
 }

@@ -68,3 +68,8 @@ struct cdev *ib_umad_rs_inode_cdev(const struct inode *inode)
 {
 	return inode->i_cdev;
 }
+
+void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *client)
+{
+	return ib_get_client_data(device, client);
+}

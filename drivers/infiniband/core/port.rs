@@ -38,6 +38,8 @@ pub(crate) struct Port {
     pub(crate) devnum: u32,
     /// The port's number on its IB device.
     pub(crate) number: u32,
+    /// Whether the port has an SMI, hence an issm node.
+    smi: bool,
     #[pin]
     umad: Node,
     #[pin]
@@ -69,6 +71,7 @@ impl Port {
             pin_init!(Port {
                 devnum,
                 number,
+                smi,
                 umad <- Node::new(),
                 issm <- Node::new(),
                 sm_sem <- Semaphore::new(),
@@ -122,6 +125,12 @@ impl Port {
     /// umadN's `struct device`, valid while the port is not killed.
     pub(crate) fn umad_device(&self) -> *mut crate::bindings::device {
         self.umad.device()
+    }
+
+    /// issmN's `struct device`, valid while the port is not killed; `None`
+    /// if the port has no SMI.
+    pub(crate) fn issm_device(&self) -> Option<*mut crate::bindings::device> {
+        self.smi.then(|| self.issm.device())
     }
 
     /// The IB device's current name (sysfs `ibdev`); `None` once removed.
