@@ -5,7 +5,8 @@
 # being read, then the driver module unloaded and loaded many times with the
 # devices present. Correctness is the nodes being right afterwards; the rig
 # fails the run on any kernel report (KASAN, lockdep, kmemleak) meanwhile.
-# Needs the rig: rxe1 on vethB, and UMAD_MODULE_KO, the driver's .ko.
+# Needs the rig: rxe1 on vethB, and UMAD_MODULE_KO, the driver's .ko;
+# DEVICE_CYCLES (the rig picks it per driver and kernel) sets the soak length.
 . "$(dirname "$0")/lib/ktap_helpers.sh"
 
 CLASS=/sys/class/infiniband_mad
