@@ -14,7 +14,7 @@ use crate::numbering::Devt;
 use core::{
     fmt,
     marker::PhantomData,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 use kernel::{
     error::to_result,
@@ -189,11 +189,17 @@ pub(crate) struct Node {
     dev: Opaque<bindings::device>,
     #[pin]
     cdev: Opaque<bindings::cdev>,
-    added: AtomicBool,
+    /// `NODE_NEW`, then `NODE_ADDED` while in the system, then `NODE_GONE`
+    /// for good: a device is initialised once in its life.
+    state: AtomicU8,
 }
 
+const NODE_NEW: u8 = 0;
+const NODE_ADDED: u8 = 1;
+const NODE_GONE: u8 = 2;
+
 // SAFETY: the driver core synchronises its own use of the device and the
-// cdev; Rust only hands out their addresses, and `added` is atomic.
+// cdev; Rust only hands out their addresses, and `state` is atomic.
 unsafe impl Send for Node {}
 // SAFETY: as above.
 unsafe impl Sync for Node {}
@@ -214,7 +220,7 @@ impl Node {
             dev <- Opaque::ffi_init(|slot: *mut bindings::device| unsafe { slot.write_bytes(0, 1) }),
             // SAFETY: the slot is valid for writes of one `cdev`.
             cdev <- Opaque::ffi_init(|slot: *mut bindings::cdev| unsafe { slot.write_bytes(0, 1) }),
-            added: AtomicBool::new(false),
+            state: AtomicU8::new(NODE_NEW),
         })
     }
 
@@ -228,15 +234,19 @@ impl Node {
         info: NodeInfo<'_>,
     ) -> Result {
         let this = node(owner);
-        if this.added.swap(true, Ordering::AcqRel) {
+        let name = CString::try_from_fmt(info.name)?;
+        if this
+            .state
+            .compare_exchange(NODE_NEW, NODE_ADDED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return Err(EBUSY);
         }
         let dev = this.dev.get();
         let cdev = this.cdev.get();
-        let name = CString::try_from_fmt(info.name)?;
         let reference = Arc::into_raw(owner.clone());
-        // SAFETY: `dev` and `cdev` are this node's, not in use by anyone
-        // (checked by `added`); the device takes the owner reference just
+        // SAFETY: `dev` and `cdev` are this node's, never used before
+        // (checked by `state`); the device takes the owner reference just
         // made and gives it back in `release_device::<T>`, which
         // `device_initialize` makes responsible for it from here on.
         unsafe {
@@ -259,7 +269,7 @@ impl Node {
             to_result(bindings::cdev_device_add(cdev, dev))
         });
         if let Err(e) = ret {
-            this.added.store(false, Ordering::Release);
+            this.state.store(NODE_GONE, Ordering::Release);
             // SAFETY: balances `device_initialize`; the release callback
             // drops the owner reference.
             unsafe { bindings::put_device(dev) };
@@ -277,7 +287,11 @@ impl Node {
     /// gone when this returns; files already open keep working until
     /// closed, and the owner reference goes with the last of them.
     pub(crate) fn remove(&self) {
-        if !self.added.swap(false, Ordering::AcqRel) {
+        if self
+            .state
+            .compare_exchange(NODE_ADDED, NODE_GONE, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return;
         }
         // SAFETY: the node was added by `Node::add` and is removed once.
