@@ -176,7 +176,7 @@ TEST(umad_chardev_of_each_port)
 			TH_LOG("%s", nodes[i].name);
 		EXPECT_STREQ(nodes[i].name, c.name);
 		EXPECT_EQ(5u, c.abi);
-		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		node_dev_path(&nodes[i], path, sizeof(path));
 		ASSERT_EQ(0, stat(path, &st));
 		EXPECT_EQ(st.st_rdev, c.devt);
 	}

@@ -19,7 +19,7 @@ TEST(every_umad_node_opens_and_closes)
 	n = list_mad_nodes("umad", nodes, MAX_NODES);
 	ASSERT_GE(n, 2);
 	for (int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		node_dev_path(&nodes[i], path, sizeof(path));
 		fd = open(path, O_RDWR);
 		ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
 		EXPECT_EQ(0, close(fd));

@@ -66,7 +66,7 @@ TEST(umad_char_numbers_and_device_nodes)
 		EXPECT_EQ(major, nodes[i].major) TH_LOG("%s", nodes[i].name);
 		EXPECT_EQ(minor, nodes[i].minor) TH_LOG("%s", nodes[i].name);
 
-		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		node_dev_path(&nodes[i], path, sizeof(path));
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
 		EXPECT_TRUE(S_ISCHR(st.st_mode));
 		EXPECT_EQ(0600u, st.st_mode & 0777);

@@ -172,6 +172,13 @@ static inline int read_gid(const char *ibdev, int port, int index,
 	return 0;
 }
 
+/* The device file of node: /dev/infiniband/<name>. */
+static inline void node_dev_path(const struct mad_node *node, char *path,
+				 size_t len)
+{
+	snprintf(path, len, "/dev/infiniband/%s", node->name);
+}
+
 /* /dev/infiniband/umadN of ibdev/port into path; -ENOENT if none. */
 static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
 {
@@ -183,7 +190,7 @@ static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
 	node = find_node(nodes, n, ibdev, port);
 	if (!node)
 		return -ENOENT;
-	snprintf(path, len, "/dev/infiniband/%s", node->name);
+	node_dev_path(node, path, len);
 	return 0;
 }
 
