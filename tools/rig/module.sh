@@ -2,11 +2,12 @@
 # Builds ib_umad_rs.ko against a kernel build directory, from a copy of the
 # sources (kbuild writes objects next to the sources of an M= build, and two
 # kernel flavours must not share them). Prints the .ko's path.
-#   module.sh <kernel build dir>
+#   module.sh <kernel build dir> [make arguments, e.g. CLIPPY=1]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-kdir=${1:?usage: module.sh <kernel build dir>}
+kdir=${1:?usage: module.sh <kernel build dir> [make arguments]}
+shift
 out=$RIG_CACHE/module/$(basename "$kdir")
 mkdir -p "$out"
 # --checksum: unchanged sources keep their timestamps, so kbuild rebuilds
@@ -15,5 +16,5 @@ rsync -a --checksum --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko'
 	--exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
 	--exclude modules.order --exclude Module.symvers \
 	"$REPO_DIR/Kbuild" "$REPO_DIR/Kconfig" "$REPO_DIR/drivers" "$REPO_DIR/include" "$out/"
-"${KMAKE[@]}" -s -C "$kdir" M="$out" modules >&2
+"${KMAKE[@]}" -s -C "$kdir" M="$out" "$@" modules >&2
 echo "$out/drivers/infiniband/core/ib_umad_rs.ko"

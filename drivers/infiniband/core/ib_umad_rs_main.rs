@@ -147,7 +147,7 @@ impl ib::ClientOps for IssmClient {
         &ISSM_CLIENT
     }
 
-    fn add(_: &(), device: &ib::Device) -> Result<Self::DeviceData> {
+    fn add(_context: &(), device: &ib::Device) -> Result<Self::DeviceData> {
         // SAFETY: this client registers after umad's and unregisters
         // before it, so umad's `remove` for the device runs only after
         // this client's.
@@ -162,7 +162,7 @@ impl ib::ClientOps for IssmClient {
         Ok(KBox::new(ports, GFP_KERNEL)?)
     }
 
-    fn remove(_: &(), _ports: Self::DeviceData) {}
+    fn remove(_context: &(), _ports: Self::DeviceData) {}
 
     fn chardev(ports: &KVec<Arc<Port>>, number: u32) -> Result<ib::Chardev> {
         let port = ports.iter().find(|port| port.number == number).ok_or_else(eopnotsupp)?;

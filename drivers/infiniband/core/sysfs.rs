@@ -94,6 +94,10 @@ const fn umad_class() -> bindings::class {
 pub(crate) static UMAD_CLASS: Class = Class::new(umad_class());
 
 /// `class.devnode`: `/dev/infiniband/<name>`, default mode.
+///
+/// # Safety
+///
+/// `dev` is a valid, named device of this class.
 unsafe extern "C" fn devnode(dev: *const bindings::device, _mode: *mut u16) -> *mut c_char {
     // SAFETY: the driver core passes a valid, named device; the format
     // takes one C string.
@@ -106,6 +110,11 @@ unsafe extern "C" fn devnode(dev: *const bindings::device, _mode: *mut u16) -> *
     }
 }
 
+/// `abi_version`'s show callback.
+///
+/// # Safety
+///
+/// `buf` is the page sysfs gives a show callback.
 unsafe extern "C" fn abi_version_show(
     _class: *const bindings::class,
     _attr: *const bindings::class_attribute,
@@ -115,10 +124,13 @@ unsafe extern "C" fn abi_version_show(
     unsafe { bindings::sysfs_emit(buf, c"%u\n".as_ptr().cast(), uapi::ABI_VERSION as c_uint) as isize }
 }
 
+/// `ibdev`'s show callback.
+///
 /// # Safety
 ///
 /// `dev` is a device of this class, alive during the call (sysfs holds an
-/// active reference on the attribute, and `device_del` drains it).
+/// active reference on the attribute, and `device_del` drains it); `buf` is
+/// the page sysfs gives a show callback.
 unsafe extern "C" fn ibdev_show(
     dev: *mut bindings::device,
     _attr: *mut bindings::device_attribute,
@@ -135,6 +147,8 @@ unsafe extern "C" fn ibdev_show(
     }
 }
 
+/// `port`'s show callback.
+///
 /// # Safety
 ///
 /// As for [`ibdev_show`].

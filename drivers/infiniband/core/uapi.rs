@@ -139,6 +139,107 @@ pub(crate) const ENABLE_PKEY: u32 = ioc(0, 3, 0);
 /// `IB_USER_MAD_REGISTER_AGENT2`: `_IOWR(0x1b, 4, struct ib_user_mad_reg_req2)`.
 pub(crate) const REGISTER_AGENT2: u32 = ioc(IOC_READ | IOC_WRITE, 4, size_of::<RegReq2>());
 
+/// The umad ioctls, by command number.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Ioctl {
+    RegisterAgent,
+    UnregisterAgent,
+    EnablePkey,
+    RegisterAgent2,
+}
+
+impl Ioctl {
+    /// The ioctl `cmd` names, if it is one of ours.
+    pub(crate) fn from_cmd(cmd: u32) -> Option<Self> {
+        match cmd {
+            REGISTER_AGENT => Some(Self::RegisterAgent),
+            UNREGISTER_AGENT => Some(Self::UnregisterAgent),
+            ENABLE_PKEY => Some(Self::EnablePkey),
+            REGISTER_AGENT2 => Some(Self::RegisterAgent2),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a native-endian `u32` at `at`.
+fn ne_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// Reads a native-endian `u64` at `at`.
+fn ne_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_ne_bytes(b)
+}
+
+/// A method mask as the MAD layer takes it: bit `m` set for method `m`,
+/// in `IB_MGMT_MAX_METHODS` (128) bits.
+pub(crate) type MethodMask = [u64; 2];
+
+impl RegReq {
+    /// REGISTER_AGENT's argument, from the bytes userspace passed.
+    pub(crate) fn from_bytes(b: &[u8; size_of::<RegReq>()]) -> Self {
+        Self {
+            id: ne_u32(b, 0),
+            method_mask: [ne_u32(b, 4), ne_u32(b, 8), ne_u32(b, 12), ne_u32(b, 16)],
+            qpn: b[20],
+            mgmt_class: b[21],
+            mgmt_class_version: b[22],
+            oui: [b[23], b[24], b[25]],
+            rmpp_version: b[26],
+        }
+    }
+
+    /// The method mask: a 64-bit process passed two `unsigned long`s, a
+    /// 32-bit one (`compat`) four `u32`s, low half first.
+    pub(crate) fn method_mask(&self, compat: bool) -> MethodMask {
+        let w = &self.method_mask;
+        if compat {
+            [
+                u64::from(w[0]) | (u64::from(w[1]) << 32),
+                u64::from(w[2]) | (u64::from(w[3]) << 32),
+            ]
+        } else {
+            let join = |a: u32, b: u32| {
+                let (a, b) = (a.to_ne_bytes(), b.to_ne_bytes());
+                u64::from_ne_bytes([a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]])
+            };
+            [join(w[0], w[1]), join(w[2], w[3])]
+        }
+    }
+}
+
+impl RegReq2 {
+    /// REGISTER_AGENT2's argument, from the bytes userspace passed.
+    pub(crate) fn from_bytes(b: &[u8; size_of::<RegReq2>()]) -> Self {
+        Self {
+            id: ne_u32(b, 0),
+            qpn: ne_u32(b, 4),
+            mgmt_class: b[8],
+            mgmt_class_version: b[9],
+            res: u16::from_ne_bytes([b[10], b[11]]),
+            flags: ne_u32(b, 12),
+            method_mask: [ne_u64(b, 16), ne_u64(b, 24)],
+            oui: ne_u32(b, 32),
+            rmpp_version: b[36],
+            reserved: [b[37], b[38], b[39]],
+        }
+    }
+
+    /// The OUI as the MAD layer takes it, most significant byte first;
+    /// `None` if it does not fit in 24 bits (ib_umad: EINVAL).
+    pub(crate) fn oui_bytes(&self) -> Option<[u8; 3]> {
+        let [top, b0, b1, b2] = self.oui.to_be_bytes();
+        (top == 0).then_some([b0, b1, b2])
+    }
+
+    /// The flags it has that REGISTER_AGENT2 does not know.
+    pub(crate) fn unknown_flags(&self) -> u32 {
+        self.flags & !REG_FLAGS_CAP
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +318,93 @@ mod tests {
         assert_eq!(&bytes[28..30], &[0x12, 0x34]);
         assert_eq!(hdr.qpn.get(), 1);
         assert_eq!(hdr.lid.get(), 0x1234);
+    }
+
+    #[test]
+    fn ioctl_commands_decode() {
+        assert_eq!(Ioctl::from_cmd(0xc01c_1b01), Some(Ioctl::RegisterAgent));
+        assert_eq!(Ioctl::from_cmd(0x4004_1b02), Some(Ioctl::UnregisterAgent));
+        assert_eq!(Ioctl::from_cmd(0x1b03), Some(Ioctl::EnablePkey));
+        assert_eq!(Ioctl::from_cmd(0xc028_1b04), Some(Ioctl::RegisterAgent2));
+        // Same number, wrong size or direction: not ours.
+        assert_eq!(Ioctl::from_cmd(0xc0201b01), None);
+        assert_eq!(Ioctl::from_cmd(0x8004_1b02), None);
+        assert_eq!(Ioctl::from_cmd(0x1b05), None);
+    }
+
+    /// The bytes of a `struct ib_user_mad_reg_req` as a 64-bit process
+    /// lays it out, with methods 1 (GET) and 65 set.
+    fn reg_req_bytes() -> [u8; 28] {
+        let mut b = [0u8; 28];
+        b[0..4].copy_from_slice(&7u32.to_ne_bytes());
+        b[4..12].copy_from_slice(&(1u64 << 1).to_ne_bytes());
+        b[12..20].copy_from_slice(&(1u64 << 1).to_ne_bytes());
+        b[20] = 1; // qpn
+        b[21] = 0x09; // class
+        b[22] = 1; // class version
+        b[23..26].copy_from_slice(&[0x00, 0x14, 0x05]);
+        b[26] = 1; // rmpp version
+        b
+    }
+
+    #[test]
+    fn reg_req_parses_every_field() {
+        let r = RegReq::from_bytes(&reg_req_bytes());
+        assert_eq!(r.id, 7);
+        assert_eq!((r.qpn, r.mgmt_class, r.mgmt_class_version), (1, 0x09, 1));
+        assert_eq!(r.oui, [0x00, 0x14, 0x05]);
+        assert_eq!(r.rmpp_version, 1);
+        assert_eq!(r.method_mask(false), [1 << 1, 1 << 1]);
+    }
+
+    #[test]
+    fn compat_method_mask_joins_u32_pairs_low_first() {
+        let mut b = [0u8; 28];
+        // A 32-bit process: methods 1 and 33 in the first pair, 127 in the last.
+        b[4..8].copy_from_slice(&(1u32 << 1).to_ne_bytes());
+        b[8..12].copy_from_slice(&(1u32 << 1).to_ne_bytes());
+        b[16..20].copy_from_slice(&(1u32 << 31).to_ne_bytes());
+        let r = RegReq::from_bytes(&b);
+        assert_eq!(r.method_mask(true), [(1 << 1) | (1 << 33), 1 << 63]);
+    }
+
+    #[test]
+    fn native_method_mask_is_the_longs_as_passed() {
+        let mut b = [0u8; 28];
+        b[4..12].copy_from_slice(&0x8000_0000_0000_0002u64.to_ne_bytes());
+        b[12..20].copy_from_slice(&0x0000_0001_0000_0000u64.to_ne_bytes());
+        let r = RegReq::from_bytes(&b);
+        assert_eq!(r.method_mask(false), [0x8000_0000_0000_0002, 0x0000_0001_0000_0000]);
+    }
+
+    #[test]
+    fn reg_req2_parses_every_field() {
+        let mut b = [0u8; 40];
+        b[0..4].copy_from_slice(&3u32.to_ne_bytes());
+        b[4..8].copy_from_slice(&1u32.to_ne_bytes());
+        b[8] = 0x30;
+        b[9] = 1;
+        b[12..16].copy_from_slice(&USER_RMPP.to_ne_bytes());
+        b[16..24].copy_from_slice(&(1u64 << 1).to_ne_bytes());
+        b[24..32].copy_from_slice(&(1u64 << 3).to_ne_bytes());
+        b[32..36].copy_from_slice(&0x0014_0500u32.to_ne_bytes());
+        b[36] = 1;
+        let r = RegReq2::from_bytes(&b);
+        assert_eq!((r.id, r.qpn, r.mgmt_class, r.mgmt_class_version), (3, 1, 0x30, 1));
+        assert_eq!(r.flags, USER_RMPP);
+        assert_eq!(r.method_mask, [1 << 1, 1 << 3]);
+        assert_eq!(r.rmpp_version, 1);
+        assert_eq!(r.oui_bytes(), Some([0x14, 0x05, 0x00]));
+        assert_eq!(r.unknown_flags(), 0);
+    }
+
+    #[test]
+    fn reg_req2_rejects_a_wide_oui_and_unknown_flags() {
+        let r = RegReq2 { oui: 0x0100_0000, flags: 0x6, ..Default::default() };
+        assert_eq!(r.oui_bytes(), None);
+        assert_eq!(r.unknown_flags(), 0x6);
+        let r = RegReq2 { oui: 0x00ff_ffff, ..Default::default() };
+        assert_eq!(r.oui_bytes(), Some([0xff, 0xff, 0xff]));
     }
 
     #[test]
