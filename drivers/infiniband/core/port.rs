@@ -113,8 +113,9 @@ impl Port {
         Ok(port)
     }
 
-    /// Takes the port away: its nodes first, then the IB device from every
-    /// file, then its devnum.
+    /// Takes the port away: its nodes first (no new opens, sysfs readers
+    /// drained), then its IB device (revoked under the lock, so no file
+    /// operation reaches it after this), then its devnum.
     pub(crate) fn kill(&self, context: &UmadContext) {
         self.issm.remove();
         self.umad.remove();
