@@ -9,5 +9,5 @@ bash "$RIG_DIR/setup.sh"
 status=0
 log=$(bash "$RIG_DIR/vm.sh" plain demo) || status=$?
 # The guest's own words, without the kernel's boot chatter.
-sed -n -e 's/^@@rig //p' -e '/ib_umad_rs\|^rxe[0-9]*:\|^umad_ping/p' "$log"
+sed -n -e 's/^@@rig //p;t' -e '/^rxe[0-9]*:\|^umad_ping/p' "$log"
 [ $status -eq 0 ] || die "the demo failed; the whole serial log is $log"
