@@ -12,7 +12,6 @@
 #include <linux/semaphore.h>
 #include <rdma/ib_verbs.h>
 
-const char *ib_umad_rs_dev_name(const struct ib_device *device);
 u32 ib_umad_rs_start_port(const struct ib_device *device);
 u32 ib_umad_rs_end_port(const struct ib_device *device);
 bool ib_umad_rs_cap_ib_mad(const struct ib_device *device, u32 port_num);

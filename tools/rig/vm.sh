@@ -36,9 +36,13 @@ cp "$RIG_DIR/guest/init" "$stage/init"
 # The drivers: the kernel's own C ib_umad, and ours.
 cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$ko" "$stage/lib/modules/test/"
 
-# Static test programs.
+# Static test programs, built once into the cache (make rebuilds what
+# changed) and copied in.
+progs=$RIG_CACHE/selftests
+mkdir -p "$progs"
 make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
-	KSFT_DIR="$ksft" OUTPUT="$stage/tests"
+	KSFT_DIR="$ksft" OUTPUT="$progs"
+cp "$progs"/* "$stage/tests/"
 install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
 cp "$ksft/kselftest/ktap_helpers.sh" "$stage/tests/lib/"
 gcc -O2 -Wall -static -o "$stage/samples/umad_ping" \

@@ -3,9 +3,10 @@
 //! ib_umad_rs: userspace access to InfiniBand management datagrams (MADs)
 //! through `/dev/infiniband/umadN`, a Rust rewrite of `ib_umad`.
 //!
-//! Layout: `ib` wraps the IB core, `bindings` is generated from its headers,
-//! `uapi` is the userspace ABI (plain `core` Rust, host-tested). This file
-//! holds the module and its IB client.
+//! This file holds the module and its two IB clients, `umad` and `issm`;
+//! `port` is what a MAD port does. `uapi` and `numbering` are plain `core`
+//! Rust, host-tested; `ib`, `chardev`, `sysfs`, `semaphore` and `bindings`
+//! are the glue over C (see Documentation/ib_umad_rs.rst).
 
 use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
 
@@ -46,7 +47,7 @@ struct UmadModule {
 const REGION_NAME: &CStr = c_str!("infiniband_mad");
 
 impl kernel::Module for UmadModule {
-    /// As ib_umad: the fixed region, the dynamic one, the class, the client.
+    /// As ib_umad: the fixed region, the dynamic one, the class, the clients.
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let fixed = ChrdevRegion::claim(Regions::FIXED, Regions::FIXED_COUNT, REGION_NAME)
             .inspect_err(|_| pr_err!("couldn't register device number\n"))?;

@@ -4,11 +4,6 @@
 #include <linux/sched.h>
 #include <ib_umad_rs/shim.h>
 
-const char *ib_umad_rs_dev_name(const struct ib_device *device)
-{
-	return dev_name(&device->dev);
-}
-
 u32 ib_umad_rs_start_port(const struct ib_device *device)
 {
 	return rdma_start_port(device);
