@@ -3,6 +3,7 @@
 # samples in an initramfs, and keeps the guest's whole serial log.
 #   vm.sh <plain|debug> suite [c,rust]    selftests against each driver
 #   vm.sh <plain|debug> demo              the README's main job
+# RIG_TESTS=a,b runs only those selftests (while working on them).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
 # (its "@@rig verdict" line), whatever the tests said: report.py judges them.
 set -euo pipefail
@@ -33,8 +34,12 @@ for tool in /sbin/ip /usr/bin/rdma; do
 done
 cp "$RIG_DIR/guest/init" "$stage/init"
 
-# The drivers: the kernel's own C ib_umad, and ours.
+# The drivers: the kernel's own C ib_umad, and ours; and the test-only
+# modules the selftests load themselves.
 cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$ko" "$stage/lib/modules/test/"
+bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
+	cp "$test_ko" "$stage/lib/modules/test/"
+done
 
 # Static test programs, built once into the cache (make rebuilds what
 # changed) and copied in.
@@ -58,6 +63,7 @@ log=$logdir/$flavour-$mode.log
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
 [ "$flavour" != debug ] || cmdline+=" rig.debug=1"
+[ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 log "booting the $flavour kernel ($mode); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
