@@ -6,6 +6,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_mad.h>
+#include <linux/poll.h>
 #include <ib_umad_rs/shim.h>
 #include "core_priv.h"
 
@@ -25,4 +26,13 @@ enum {
 		offsetof(struct ib_user_mad_reg_req, mgmt_class_version),
 	IB_UMAD_RS_REG_REQ_OUI = offsetof(struct ib_user_mad_reg_req, oui),
 	IB_UMAD_RS_REG_REQ_RMPP_VERSION = offsetof(struct ib_user_mad_reg_req, rmpp_version),
+};
+
+/* The poll bits are __poll_t casts, which bindgen does not evaluate. */
+enum {
+	IB_UMAD_RS_EPOLLIN = (__force unsigned int)EPOLLIN,
+	IB_UMAD_RS_EPOLLRDNORM = (__force unsigned int)EPOLLRDNORM,
+	IB_UMAD_RS_EPOLLOUT = (__force unsigned int)EPOLLOUT,
+	IB_UMAD_RS_EPOLLWRNORM = (__force unsigned int)EPOLLWRNORM,
+	IB_UMAD_RS_EPOLLERR = (__force unsigned int)EPOLLERR,
 };

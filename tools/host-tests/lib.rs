@@ -9,3 +9,11 @@ mod uapi;
 #[path = "../../drivers/infiniband/core/numbering.rs"]
 #[allow(dead_code)]
 mod numbering;
+
+#[path = "../../drivers/infiniband/core/mad.rs"]
+#[allow(dead_code)]
+mod mad;
+
+#[path = "../../drivers/infiniband/core/slots.rs"]
+#[allow(dead_code)]
+mod slots;

@@ -7,10 +7,13 @@
 //! 6.12's `kernel` crate has none of these. [`FileOps`] is shaped like
 //! mainline's `MiscDevice` (`rust/kernel/miscdevice.rs`): trait callbacks
 //! reached through generic `extern "C"` trampolines, per-file state kept as a
-//! [`ForeignOwnable`] in `file->private_data`.
+//! [`ForeignOwnable`] in `file->private_data`. Optional operations are
+//! left out of `file_operations` unless implemented (`#[vtable]`), so the
+//! VFS answers them as for a C driver without them.
 
 use crate::bindings;
 use crate::numbering::Devt;
+use crate::wait::PollTable;
 use core::{
     fmt,
     marker::PhantomData,
@@ -18,11 +21,12 @@ use core::{
 };
 use kernel::{
     error::to_result,
-    ffi::c_int,
+    ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, ArcBorrow},
     types::{ForeignOwnable, Opaque},
+    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
 };
 
 /// A range of character device numbers, given back on drop.
@@ -136,9 +140,17 @@ impl File {
         let flags = unsafe { (*self.0.get()).f_flags };
         flags & bindings::O_NONBLOCK != 0
     }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::file {
+        self.0.get()
+    }
 }
 
+/// What a file operation gets of the file's state.
+pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borrowed<'a>;
+
 /// What the files of a [`Node`] do: a subset of `file_operations`.
+#[vtable]
 pub(crate) trait FileOps: Sized + 'static {
     /// The object that owns the node; the node's `struct device` holds a
     /// reference to it.
@@ -151,6 +163,28 @@ pub(crate) trait FileOps: Sized + 'static {
 
     /// The last reference to the file is gone.
     fn release(data: Self::Ptr, file: &File);
+
+    /// `read(2)` into `buf`; returns how many bytes it wrote there.
+    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `write(2)` from `buf`; returns how many bytes it took.
+    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `poll(2)` and friends: the `EPOLL*` bits that hold now, after
+    /// registering with every wait queue that will signal a change.
+    fn poll(_data: FileData<'_, Self>, _file: &File, _table: &PollTable) -> u32 {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ioctl(2)`; `compat` when the caller is a 32-bit process. Unknown
+    /// commands answer `ENOIOCTLCMD`, which userspace sees as `ENOTTY`.
+    fn ioctl(_data: FileData<'_, Self>, _file: &File, _cmd: u32, _arg: usize, _compat: bool) -> Result<isize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The `file_operations` of `T`'s nodes, with the module as owner so that
@@ -173,6 +207,19 @@ impl<T: FileOps> FileOperations<T> {
         raw.owner = module.cast();
         raw.open = Some(open_callback::<T>);
         raw.release = Some(release_callback::<T>);
+        if T::HAS_READ {
+            raw.read = Some(read_callback::<T>);
+        }
+        if T::HAS_WRITE {
+            raw.write = Some(write_callback::<T>);
+        }
+        if T::HAS_POLL {
+            raw.poll = Some(poll_callback::<T>);
+        }
+        if T::HAS_IOCTL {
+            raw.unlocked_ioctl = Some(ioctl_callback::<T>);
+            raw.compat_ioctl = Some(compat_ioctl_callback::<T>);
+        }
         Self { raw: Opaque::new(raw), _ops: PhantomData }
     }
 }
@@ -283,6 +330,24 @@ impl Node {
         self.dev.get()
     }
 
+    /// Logs a notice about the node (`dev_notice`), as
+    /// "infiniband_mad umadN: ...".
+    pub(crate) fn notice(&self, message: fmt::Arguments<'_>) {
+        // SAFETY: the device lives as long as the node; `%pA` formats the
+        // `fmt::Arguments` it is passed, as the kernel's `pr_*` macros do.
+        unsafe {
+            bindings::_dev_notice(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void)
+        };
+    }
+
+    /// Logs a warning about the node (`dev_warn`).
+    pub(crate) fn warn(&self, message: fmt::Arguments<'_>) {
+        // SAFETY: as in `notice`.
+        unsafe {
+            bindings::_dev_warn(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void)
+        };
+    }
+
     /// Removes the node, if added: its device file and sysfs directory are
     /// gone when this returns; files already open keep working until
     /// closed, and the owner reference goes with the last of them.
@@ -384,4 +449,108 @@ impl Node {
         // SAFETY: `node` is valid by the caller's promise.
         unsafe { (*node).dev.get() }
     }
+}
+
+/// The state of a file whose `open_callback` succeeded.
+///
+/// # Safety
+///
+/// `file` is such a file, valid for `'a` (the VFS holds it during every
+/// file operation).
+unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
+    // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
+    // and `release_callback`, which takes it back, runs only after the last
+    // operation on the file.
+    unsafe { (T::Ptr::borrow((*file).private_data), File::from_raw(file)) }
+}
+
+/// `file_operations.read`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn read_callback<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    // The user pointer is checked by each copy, not trusted here.
+    let buf = UserSlice::new(buf as usize, count).writer();
+    match T::read(data, file, buf) {
+        Ok(n) => n as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+/// `file_operations.write`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn write_callback<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *const c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    let buf = UserSlice::new(buf as usize, count).reader();
+    match T::write(data, file, buf) {
+        Ok(n) => n as isize,
+        Err(e) => e.to_errno() as isize,
+    }
+}
+
+/// `file_operations.poll`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened, with a
+/// poll table that is valid or null.
+unsafe extern "C" fn poll_callback<T: FileOps>(
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+) -> c_uint {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    T::poll(data, file, &PollTable(table))
+}
+
+fn ioctl_result(result: Result<isize>) -> c_long {
+    match result {
+        Ok(n) => n as c_long,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
+/// `file_operations.unlocked_ioctl`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn ioctl_callback<T: FileOps>(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    ioctl_result(T::ioctl(data, file, cmd, arg as usize, false))
+}
+
+/// `file_operations.compat_ioctl`: a 32-bit process's ioctl. Its pointer
+/// argument is zero-extended already, so it is used as it is
+/// (`compat_ptr` is the identity on the architectures Rust builds for).
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    ioctl_result(T::ioctl(data, file, cmd, arg as usize, true))
 }

@@ -106,7 +106,7 @@ unsafe impl Send for DeviceHandle {}
 unsafe impl Sync for DeviceHandle {}
 
 impl DeviceHandle {
-    fn as_raw(&self) -> *mut bindings::ib_device {
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.as_ptr()
     }
 

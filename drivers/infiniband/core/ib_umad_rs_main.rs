@@ -12,15 +12,18 @@ use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
 
 mod bindings;
 mod chardev;
+mod file;
 mod ib;
+mod ib_mad;
+mod mad;
 mod numbering;
+mod packet;
 mod port;
 mod semaphore;
+mod slots;
 mod sysfs;
-// The ioctl, read and write paths use most of it; for now the layout
-// assertions in `bindings` and the sysfs attributes do.
-#[allow(dead_code)]
 mod uapi;
+mod wait;
 
 use chardev::ChrdevRegion;
 use numbering::{DevnumAllocator, Regions};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Out-of-line wrappers of static inline helpers, for the Rust side. */
 #include <linux/nsproxy.h>
+#include <linux/nospec.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <ib_umad_rs/shim.h>
 
@@ -67,4 +69,60 @@ struct cdev *ib_umad_rs_inode_cdev(const struct inode *inode)
 void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *client)
 {
 	return ib_get_client_data(device, client);
+}
+
+void ib_umad_rs_poll_wait(struct file *filp, wait_queue_head_t *queue, poll_table *table)
+{
+	poll_wait(filp, queue, table);
+}
+
+u32 ib_umad_rs_array_index_nospec(u32 index, u32 size)
+{
+	return array_index_nospec(index, size);
+}
+
+struct ib_pd *ib_umad_rs_agent_pd(const struct ib_mad_agent *agent)
+{
+	return agent->qp->pd;
+}
+
+bool ib_umad_rs_kernel_rmpp_agent(const struct ib_mad_agent *agent)
+{
+	return ib_mad_kernel_rmpp_agent(agent);
+}
+
+enum rdma_ah_attr_type ib_umad_rs_ah_find_type(struct ib_device *device, u32 port_num)
+{
+	return rdma_ah_find_type(device, port_num);
+}
+
+void ib_umad_rs_ah_set_dlid(struct rdma_ah_attr *attr, u32 dlid)
+{
+	rdma_ah_set_dlid(attr, dlid);
+}
+
+void ib_umad_rs_ah_set_path_bits(struct rdma_ah_attr *attr, u8 path_bits)
+{
+	rdma_ah_set_path_bits(attr, path_bits);
+}
+
+void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_index,
+			   u8 hop_limit, u8 traffic_class)
+{
+	rdma_ah_set_grh(attr, NULL, flow_label, sgid_index, hop_limit, traffic_class);
+}
+
+void ib_umad_rs_ah_set_dgid_raw(struct rdma_ah_attr *attr, const void *gid)
+{
+	rdma_ah_set_dgid_raw(attr, (void *)gid);
+}
+
+const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr)
+{
+	return rdma_ah_read_grh(attr);
+}
+
+const char *ib_umad_rs_current_comm(void)
+{
+	return current->comm;
 }

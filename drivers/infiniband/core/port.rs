@@ -10,15 +10,19 @@
 //! file operation can reach the device after its `remove`.
 
 use crate::{
-    chardev::{ClassRegistration, File, FileOperations, FileOps, Node, NodeInfo},
+    chardev::{ClassRegistration, File, FileData, FileOperations, FileOps, Node, NodeInfo},
+    file::UmadFile,
     ib::{self, DeviceHandle},
     numbering::{DevnumAllocator, Regions, MAX_PORTS},
     semaphore::Semaphore,
+    wait::PollTable,
 };
 use kernel::{
     new_mutex,
     prelude::*,
+    rbtree::{RBTree, RBTreeNode},
     sync::{Arc, ArcBorrow, Mutex},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// `IB_PORT_SM`: the port's capability bit that says an SM runs behind it.
@@ -49,13 +53,43 @@ pub(crate) struct Port {
     sm_sem: Semaphore,
     /// ib_umad's `file_mutex`.
     #[pin]
-    state: Mutex<PortState>,
+    pub(crate) state: Mutex<PortState>,
 }
 
 /// What a port's lock protects.
 pub(crate) struct PortState {
     /// The IB device, until its `remove`.
     device: Option<DeviceHandle>,
+    /// The open files of `umadN`, by address: `kill` reaches their agents.
+    files: RBTree<usize, Arc<UmadFile>>,
+}
+
+impl PortState {
+    /// The IB device, unless it is gone.
+    pub(crate) fn device(&self) -> Option<&DeviceHandle> {
+        self.device.as_ref()
+    }
+
+    /// Whether the calling task may open the port: `ENXIO` once the
+    /// device is gone, `EPERM` from another network namespace.
+    pub(crate) fn check_open(&self) -> Result {
+        match &self.device {
+            None => Err(ENXIO),
+            Some(device) if !device.accessible_from_current_netns() => Err(EPERM),
+            Some(_) => Ok(()),
+        }
+    }
+
+    pub(crate) fn add_file(&mut self, file: Arc<UmadFile>) -> Result {
+        let key = &*file as *const UmadFile as usize;
+        // Keys are unique: they are addresses of live files.
+        let _ = self.files.insert(RBTreeNode::new(key, file, GFP_KERNEL)?);
+        Ok(())
+    }
+
+    pub(crate) fn remove_file(&mut self, file: &UmadFile) {
+        self.files.remove(&(file as *const UmadFile as usize));
+    }
 }
 
 impl Port {
@@ -77,7 +111,10 @@ impl Port {
                 sm_sem <- Semaphore::new(),
                 // SAFETY: `kill`, which `remove` calls for every port,
                 // revokes the handle.
-                state <- new_mutex!(PortState { device: Some(unsafe { device.handle() }) }),
+                state <- new_mutex!(PortState {
+                    device: Some(unsafe { device.handle() }),
+                    files: RBTree::new(),
+                }),
             }),
             GFP_KERNEL,
         );
@@ -114,13 +151,37 @@ impl Port {
     }
 
     /// Takes the port away: its nodes first (no new opens, sysfs readers
-    /// drained), then its IB device (revoked under the lock, so no file
-    /// operation reaches it after this), then its devnum.
+    /// drained), then its open files' agents (waking their waiters), then
+    /// its IB device (revoked under the lock, so no file operation reaches
+    /// it after this), then its devnum.
     pub(crate) fn kill(&self, context: &UmadContext) {
         self.issm.remove();
         self.umad.remove();
-        self.state.lock().device = None;
+        {
+            let mut state = self.state.lock();
+            for file in state.files.values() {
+                file.kill();
+            }
+            state.device = None;
+        }
         context.devnums.lock().free(self.devnum);
+    }
+
+    /// Logs a notice about the port, on `umadN`.
+    pub(crate) fn notice(&self, message: core::fmt::Arguments<'_>) {
+        self.umad.notice(message);
+    }
+
+    /// ib_umad's warning for a process that registers an agent with the
+    /// old header: it cannot see P_Key indexes.
+    pub(crate) fn warn_old_abi(&self) {
+        // SAFETY: `current->comm` is a NUL-terminated string of the calling
+        // task, which outlives this call.
+        let comm = unsafe { kernel::str::CStr::from_char_ptr(crate::bindings::ib_umad_rs_current_comm()) };
+        self.umad.warn(format_args!("process {comm} did not enable P_Key index support.\n"));
+        self.umad.warn(format_args!(
+            "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
+        ));
     }
 
     /// umadN's `struct device`, valid while the port is not killed.
@@ -138,37 +199,46 @@ impl Port {
     pub(crate) fn ib_device_name(&self) -> Option<ib::DeviceName> {
         self.state.lock().device.as_ref().map(DeviceHandle::name)
     }
-
-    /// Whether the calling task may open the port: `ENXIO` once the
-    /// device is gone, `EPERM` from another network namespace.
-    fn check_open(&self) -> Result {
-        match &self.state.lock().device {
-            None => Err(ENXIO),
-            Some(device) if !device.accessible_from_current_netns() => Err(EPERM),
-            Some(_) => Ok(()),
-        }
-    }
 }
 
 /// The files of `umadN`.
 pub(crate) struct UmadFileOps;
 
+#[vtable]
 impl FileOps for UmadFileOps {
     type Owner = Port;
-    type Ptr = Arc<Port>;
+    type Ptr = Arc<UmadFile>;
 
-    fn open(port: ArcBorrow<'_, Port>, _file: &File) -> Result<Arc<Port>> {
-        port.check_open()?;
-        Ok(port.into())
+    fn open(port: ArcBorrow<'_, Port>, _file: &File) -> Result<Arc<UmadFile>> {
+        UmadFile::open(port)
     }
 
-    fn release(_port: Arc<Port>, _: &File) {}
+    fn release(file: Arc<UmadFile>, _: &File) {
+        file.close();
+    }
+
+    fn read(file: FileData<'_, Self>, f: &File, out: UserSliceWriter) -> Result<usize> {
+        file.read(f, out)
+    }
+
+    fn write(file: FileData<'_, Self>, _: &File, input: UserSliceReader) -> Result<usize> {
+        file.write(input)
+    }
+
+    fn poll(file: FileData<'_, Self>, f: &File, table: &PollTable) -> u32 {
+        file.poll(f, table)
+    }
+
+    fn ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
+        file.ioctl(cmd, arg, compat)
+    }
 }
 
 /// The files of `issmN`: opening one makes the opener the port's IsSM
 /// holder, until it closes it.
 pub(crate) struct IssmFileOps;
 
+#[vtable]
 impl FileOps for IssmFileOps {
     type Owner = Port;
     type Ptr = Arc<Port>;
@@ -180,10 +250,13 @@ impl FileOps for IssmFileOps {
             port.sm_sem.down_interruptible()?;
         }
         // ib_umad would go on with a removed device here; not us.
-        let set_sm = port.check_open().and_then(|()| match &port.state.lock().device {
-            Some(device) => device.modify_port_capabilities(port.number, IB_PORT_SM, 0),
-            None => Err(ENXIO),
-        });
+        let set_sm = {
+            let state = port.state.lock();
+            state.check_open().and_then(|()| match state.device() {
+                Some(device) => device.modify_port_capabilities(port.number, IB_PORT_SM, 0),
+                None => Err(ENXIO),
+            })
+        };
         if let Err(e) = set_sm {
             port.sm_sem.up();
             return Err(e);

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An open `umadN`: its MAD agents, its receive queue, and what read,
+//! write, poll and the ioctls do with them.
+//!
+//! Locks, outermost first: the port's (`Port::state`, ib_umad's
+//! `file_mutex`), the file's (`state`), the send table (`sends`). Agents
+//! are dropped (unregistered) only with the port's lock held and never with
+//! the file's: unregistering waits for the agent's handlers, which take the
+//! file's lock. Holding the port's lock makes every agent go before the
+//! port's `kill` returns, hence before the IB device goes.
+
+use crate::{
+    chardev::File,
+    ib_mad::{Agent, AgentId, AddressVector, GlobalRoute, MadHandler, QpType, RecvCompletion, ReceivedMad, RegRequest},
+    mad::{Destination, MadStart, SendKind, SendLayout, MAD_HDR_SIZE, RMPP_HDR_END},
+    packet::{Body, Packet, SendKey},
+    port::Port,
+    slots::{Slots, MAX_AGENTS},
+    uapi::{self, Be16, Be32, HdrLayout, Ioctl, RegReq, RegReq2, UserMadHdr},
+    wait::{poll_bits, PollTable, WaitQueue},
+};
+use core::{
+    mem::{offset_of, size_of},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+};
+use kernel::{
+    c_str,
+    list::{List, ListArc},
+    new_mutex, new_spinlock,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNode},
+    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+};
+
+/// `MAX_UMAD_RECV_LIST_SIZE`: received MADs a file queues before it drops
+/// new ones. Timeout reports are always queued.
+const MAX_QUEUED: usize = 200_000;
+
+/// One open `umadN`.
+#[pin_data]
+pub(crate) struct UmadFile {
+    port: Arc<Port>,
+    #[pin]
+    state: Mutex<FileState>,
+    /// Outstanding sends, for the duplicate check.
+    #[pin]
+    sends: SpinLock<RBTree<SendKey, SendKind>>,
+    /// Readers and pollers wait here.
+    #[pin]
+    wait: WaitQueue,
+    /// `state.received`'s length, and `state.agents_dead`, for the
+    /// lockless wait condition of a blocked read.
+    queued: AtomicUsize,
+    dead: AtomicBool,
+    /// Whether the file uses the 64-byte header (set under `state`).
+    new_layout: AtomicBool,
+}
+
+/// What the file's lock protects.
+pub(crate) struct FileState {
+    agents: Slots<Agent<UmadFile>>,
+    /// Set when the port's device went away or the file is closing: the
+    /// agents are gone or going, and nothing more is queued.
+    agents_dead: bool,
+    /// Whether an agent was registered: the header layout is fixed then.
+    already_used: bool,
+    received: List<Packet>,
+}
+
+/// A register ioctl's request, as far as the checks go.
+struct AgentRequest {
+    qpn: u32,
+    flags: u32,
+    /// Flags REGISTER_AGENT2 does not know.
+    unknown_flags: u32,
+    rmpp_version: u8,
+    /// What to receive unsolicited: nothing (a send-only agent), or a
+    /// class's MADs; `Err` with an OUI that does not fit in 24 bits.
+    request: Option<core::result::Result<RegRequest, u32>>,
+}
+
+impl AgentRequest {
+    fn read(arg: usize, which: Register) -> Result<Self> {
+        Ok(match which {
+            Register::V1 { compat } => {
+                let mut raw = [0; size_of::<RegReq>()];
+                UserSlice::new(arg, raw.len()).reader().read_slice(&mut raw)?;
+                let req = RegReq::from_bytes(&raw);
+                Self {
+                    qpn: req.qpn.into(),
+                    flags: 0,
+                    unknown_flags: 0,
+                    rmpp_version: req.rmpp_version,
+                    request: (req.mgmt_class != 0).then(|| {
+                        Ok(RegRequest {
+                            mgmt_class: req.mgmt_class,
+                            class_version: req.mgmt_class_version,
+                            oui: req.oui,
+                            method_mask: req.method_mask(compat),
+                        })
+                    }),
+                }
+            }
+            Register::V2 => {
+                let mut raw = [0; size_of::<RegReq2>()];
+                UserSlice::new(arg, raw.len()).reader().read_slice(&mut raw)?;
+                let req = RegReq2::from_bytes(&raw);
+                Self {
+                    qpn: req.qpn,
+                    flags: req.flags,
+                    unknown_flags: req.unknown_flags(),
+                    rmpp_version: req.rmpp_version,
+                    request: (req.mgmt_class != 0).then(|| {
+                        let oui = req.oui_bytes().ok_or(req.oui)?;
+                        Ok(RegRequest {
+                            mgmt_class: req.mgmt_class,
+                            class_version: req.mgmt_class_version,
+                            oui,
+                            method_mask: req.method_mask,
+                        })
+                    }),
+                }
+            }
+        })
+    }
+}
+
+/// Which register ioctl.
+#[derive(Clone, Copy)]
+enum Register {
+    /// REGISTER_AGENT; `compat` from a 32-bit process.
+    V1 { compat: bool },
+    /// REGISTER_AGENT2.
+    V2,
+}
+
+impl UmadFile {
+    /// Opens `port`'s umad node: `ENXIO` once its device is gone, `EPERM`
+    /// from another network namespace.
+    pub(crate) fn open(port: ArcBorrow<'_, Port>) -> Result<Arc<Self>> {
+        let mut port_state = port.state.lock();
+        port_state.check_open()?;
+        let file: Arc<Self> = Arc::pin_init(
+            pin_init!(Self {
+                port: port.into(),
+                state <- new_mutex!(FileState {
+                    agents: Slots::new(),
+                    agents_dead: false,
+                    already_used: false,
+                    received: List::new(),
+                }),
+                sends <- new_spinlock!(RBTree::new()),
+                wait <- WaitQueue::new(c_str!("umad_file"), kernel::static_lock_class!()),
+                queued: AtomicUsize::new(0),
+                dead: AtomicBool::new(false),
+                new_layout: AtomicBool::new(false),
+            }),
+            GFP_KERNEL,
+        )?;
+        port_state.add_file(file.clone())?;
+        Ok(file)
+    }
+
+    /// The last close: the agents go, and everything queued with them.
+    pub(crate) fn close(self: &Arc<Self>) {
+        let mut port_state = self.port.state.lock();
+        let agents = {
+            let mut state = self.state.lock();
+            self.mark_dead(&mut state);
+            while state.received.pop_front().is_some() {}
+            self.queued.store(0, Ordering::Relaxed);
+            core::mem::replace(&mut state.agents, Slots::new())
+        };
+        port_state.remove_file(self);
+        drop(agents);
+    }
+
+    /// The port's device is going: the file's agents go with it, and
+    /// waiters learn of it. The file stays open, and fails from now on.
+    /// Called with the port's lock held.
+    pub(crate) fn kill(&self) {
+        let agents = {
+            let mut state = self.state.lock();
+            self.mark_dead(&mut state);
+            core::mem::replace(&mut state.agents, Slots::new())
+        };
+        drop(agents);
+    }
+
+    fn mark_dead(&self, state: &mut FileState) {
+        state.agents_dead = true;
+        self.dead.store(true, Ordering::Release);
+        self.wait.wake_up();
+    }
+
+    fn layout(&self) -> HdrLayout {
+        if self.new_layout.load(Ordering::Relaxed) {
+            HdrLayout::New
+        } else {
+            HdrLayout::Old
+        }
+    }
+
+    /// `read(2)`: the next queued packet, after its umad header.
+    pub(crate) fn read(&self, file: &File, out: UserSliceWriter) -> Result<usize> {
+        let layout = self.layout();
+        let count = out.len();
+        if count < layout.size() {
+            return Err(EINVAL);
+        }
+        let packet = loop {
+            {
+                let mut state = self.state.lock();
+                if state.agents_dead {
+                    return Err(EIO);
+                }
+                if let Some(packet) = state.received.pop_front() {
+                    self.queued.fetch_sub(1, Ordering::Relaxed);
+                    break packet;
+                }
+            }
+            if file.is_nonblocking() {
+                return Err(EAGAIN);
+            }
+            // Unlike ib_umad, device removal ends the wait too.
+            self.wait.wait_interruptible(|| {
+                self.queued.load(Ordering::Relaxed) > 0 || self.dead.load(Ordering::Acquire)
+            })?;
+        };
+        let copied = packet.copy_out(out, count, layout);
+        if copied.is_err() {
+            // Nothing is lost: the packet goes back to the head.
+            self.state.lock().received.push_front(packet);
+            self.queued.fetch_add(1, Ordering::Relaxed);
+        }
+        copied
+    }
+
+    /// `poll(2)`: always writable; readable when something is queued; only
+    /// an error once the device is gone.
+    pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
+        let state = self.state.lock();
+        self.wait.register(file, table);
+        if state.agents_dead {
+            poll_bits::ERR
+        } else if state.received.is_empty() {
+            poll_bits::OUT
+        } else {
+            poll_bits::OUT | poll_bits::IN
+        }
+    }
+
+    /// `write(2)`: one MAD to send, after its umad header.
+    pub(crate) fn write(&self, input: UserSliceReader) -> Result<usize> {
+        let layout = self.layout();
+        let hdr_size = layout.size();
+        let count = input.len();
+        if count < hdr_size + RMPP_HDR_END {
+            return Err(EINVAL);
+        }
+        let mut input = input;
+        let mut hdr_bytes = [0u8; size_of::<UserMadHdr>()];
+        input.read_slice(&mut hdr_bytes[..hdr_size])?;
+        let mut hdr = UserMadHdr::from_bytes(&hdr_bytes);
+        if hdr.id as usize >= MAX_AGENTS {
+            return Err(EINVAL);
+        }
+        let user_mad = input.clone_reader();
+        let mut start = MadStart([0; RMPP_HDR_END]);
+        input.read_slice(&mut start.0)?;
+
+        let state = self.state.lock();
+        let agent = state.live_agent(hdr.id).ok_or(EIO)?;
+        let ah = agent.address_handle(&AddressVector::from(&hdr))?;
+        let kernel_rmpp = agent.kernel_rmpp();
+        let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
+        if layout == HdrLayout::Old {
+            hdr.pkey_index = 0;
+        }
+        let mut send = agent.create_send(
+            ah,
+            hdr.qpn.get(),
+            hdr.pkey_index,
+            plan.rmpp_active,
+            plan.hdr_len,
+            plan.data_len,
+            start.base_version(),
+        )?;
+        send.set_timeout(hdr.timeout_ms, hdr.retries);
+        // The common header now; an RMPP header the kernel builds is there.
+        send.mad()[..MAD_HDR_SIZE].copy_from_slice(&start.0[..MAD_HDR_SIZE]);
+        let from = |offset: usize| -> Result<UserSliceReader> {
+            let mut reader = user_mad.clone_reader();
+            reader.skip(offset)?;
+            Ok(reader)
+        };
+        if plan.rmpp_active {
+            // The class header, then each segment's data.
+            from(RMPP_HDR_END)?.read_slice(&mut send.mad()[RMPP_HDR_END..plan.hdr_len])?;
+            for (number, offset, len) in plan.rmpp_segments(send.segment_size()) {
+                let segment = send.segment(number).ok_or(EINVAL)?;
+                from(offset)?.read_slice(&mut segment[..len])?;
+            }
+        } else {
+            let end = plan.hdr_len + plan.data_len;
+            from(plan.copy_offset)?.read_slice(&mut send.mad()[plan.copy_offset..end])?;
+        }
+        // Requests carry the agent's half of the TID, so responses find it.
+        if !start.is_response() {
+            start.rewrite_tid(agent.hi_tid());
+            send.mad()[8..16].copy_from_slice(&start.0[8..16]);
+        }
+
+        let kind = SendKind { response: start.is_response(), destination: Destination::of(&hdr) };
+        let mut sent = [0; MAD_HDR_SIZE];
+        sent.copy_from_slice(&start.0[..MAD_HDR_SIZE]);
+        let packet = Packet::new(hdr, Body::Sent { mad: sent })?;
+        let key = packet.send_key().ok_or(EINVAL)?;
+        let node = RBTreeNode::new(key, kind, GFP_KERNEL)?;
+        {
+            let mut sends = self.sends.lock();
+            // Userspace's own RMPP segments share a TID; they are not checked.
+            if !start.is_user_rmpp(kernel_rmpp) && clashes(&mut sends, key, &kind) {
+                return Err(EINVAL);
+            }
+            // Keys are unique: they hold the packet's address.
+            let _ = sends.insert(node);
+        }
+        if let Err((e, _packet)) = send.post(packet) {
+            self.sends.lock().remove(&key);
+            return Err(e);
+        }
+        drop(state);
+        Ok(count)
+    }
+
+    /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
+    pub(crate) fn ioctl(self: ArcBorrow<'_, Self>, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
+        match Ioctl::from_cmd(cmd) {
+            Some(Ioctl::RegisterAgent) => self.register(arg, Register::V1 { compat }),
+            Some(Ioctl::RegisterAgent2) => self.register(arg, Register::V2),
+            Some(Ioctl::UnregisterAgent) => self.unregister(arg),
+            Some(Ioctl::EnablePkey) => self.enable_pkey(),
+            None => Err(ENOIOCTLCMD),
+        }
+        .map(|()| 0)
+    }
+
+    /// REGISTER_AGENT and REGISTER_AGENT2: a new agent in the lowest free
+    /// slot, whose number goes back in the request's `id`. The checks and
+    /// their order are ib_umad's.
+    fn register(self: ArcBorrow<'_, Self>, arg: usize, which: Register) -> Result {
+        let port_state = self.port.state.lock();
+        let mut state = self.state.lock();
+        let Some(device) = port_state.device() else {
+            self.port.notice(format_args!("register_agent: invalid device\n"));
+            return Err(EPIPE);
+        };
+        let req = AgentRequest::read(arg, which)?;
+        if req.qpn > 1 {
+            self.port.notice(format_args!("register_agent: invalid QPN {} specified\n", req.qpn));
+            return Err(EINVAL);
+        }
+        if req.unknown_flags != 0 {
+            self.port.notice(format_args!(
+                "register_agent2: invalid registration flags specified {:#x}; supported {:#x}\n",
+                req.flags,
+                uapi::REG_FLAGS_CAP
+            ));
+            // Tell the caller what is supported.
+            let at = arg + offset_of!(RegReq2, flags);
+            UserSlice::new(at, 4).writer().write_slice(&uapi::REG_FLAGS_CAP.to_ne_bytes())?;
+            return Err(EINVAL);
+        }
+        let Some(id) = state.free_id() else {
+            self.port.notice(format_args!("register_agent: Max Agents ({MAX_AGENTS}) reached\n"));
+            return Err(ENOMEM);
+        };
+        let request = match req.request {
+            None => None,
+            Some(Err(oui)) => {
+                self.port.notice(format_args!("register_agent2: oui invalid {oui:#010x}\n"));
+                return Err(EINVAL);
+            }
+            Some(Ok(ref request)) => Some(request),
+        };
+        let qp = if req.qpn == 0 { QpType::Smi } else { QpType::Gsi };
+        // SAFETY: the agent goes into this file's slots, from which it is
+        // dropped only under the port's lock, before the port's `kill`
+        // returns (see the module docs).
+        let agent = unsafe {
+            Agent::register(device, self.port.number, qp, request, req.rmpp_version, req.flags, self.into())
+        }?;
+        if let Err(e) = UserSlice::new(arg, 4).writer().write_slice(&id.to_ne_bytes()) {
+            // Unregister without the file's lock: the agent's handlers take it.
+            drop(state);
+            drop(agent);
+            return Err(e);
+        }
+        if !state.already_used {
+            state.already_used = true;
+            match which {
+                Register::V2 => self.new_layout.store(true, Ordering::Relaxed),
+                Register::V1 { .. } if self.layout() == HdrLayout::Old => self.port.warn_old_abi(),
+                Register::V1 { .. } => {}
+            }
+        }
+        state.agents.put(id, agent);
+        Ok(())
+    }
+
+    /// UNREGISTER_AGENT.
+    fn unregister(&self, arg: usize) -> Result {
+        let mut raw = [0; 4];
+        UserSlice::new(arg, 4).reader().read_slice(&mut raw)?;
+        let id = u32::from_ne_bytes(raw);
+        if id as usize >= MAX_AGENTS {
+            return Err(EINVAL);
+        }
+        let _port_state = self.port.state.lock();
+        let agent = {
+            let mut state = self.state.lock();
+            // No speculative read past the table with a wild id.
+            // SAFETY: plain arithmetic on two integers.
+            let id = unsafe { crate::bindings::ib_umad_rs_array_index_nospec(id, MAX_AGENTS as u32) };
+            if state.agents_dead {
+                return Err(EINVAL);
+            }
+            state.agents.take(id).ok_or(EINVAL)?
+        };
+        // Unregistered here: with the port's lock, without the file's.
+        drop(agent);
+        Ok(())
+    }
+
+    /// ENABLE_PKEY: the 64-byte header, unless an agent fixed the layout.
+    fn enable_pkey(&self) -> Result {
+        let state = self.state.lock();
+        if state.already_used {
+            return Err(EINVAL);
+        }
+        self.new_layout.store(true, Ordering::Relaxed);
+        drop(state);
+        Ok(())
+    }
+
+    /// Queues a packet for one of the file's agents, if it is still the
+    /// file's; `limit` drops received MADs beyond [`MAX_QUEUED`].
+    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> Result<ListArc<Packet>>, limit: bool) {
+        let mut state = self.state.lock();
+        if limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED {
+            return;
+        }
+        let Some(id) = state.agent_id(agent) else {
+            return;
+        };
+        let Ok(packet) = packet(id) else {
+            return;
+        };
+        state.received.push_back(packet);
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.wait.wake_up();
+    }
+}
+
+/// Whether an outstanding send clashes with a new one keyed `key`.
+fn clashes(sends: &mut RBTree<SendKey, SendKind>, key: SendKey, kind: &SendKind) -> bool {
+    let (tid, class, _) = key;
+    let mut cursor = sends.cursor_lower_bound(&(tid, class, 0));
+    while let Some(c) = cursor {
+        let (&(t, k, _), outstanding) = c.current();
+        if (t, k) != (tid, class) {
+            break;
+        }
+        if kind.clashes_with(outstanding) {
+            return true;
+        }
+        cursor = c.move_next();
+    }
+    false
+}
+
+impl FileState {
+    /// The agent in slot `id`, unless the agents are dead.
+    fn live_agent(&self, id: u32) -> Option<&Agent<UmadFile>> {
+        if self.agents_dead {
+            return None;
+        }
+        self.agents.get(id)
+    }
+
+    /// The slot of `agent`, unless the agents are dead.
+    fn agent_id(&self, agent: AgentId) -> Option<u32> {
+        if self.agents_dead {
+            return None;
+        }
+        self.agents.position(|a| a.id() == agent)
+    }
+
+    fn free_id(&self) -> Option<u32> {
+        self.agents.free_id()
+    }
+}
+
+impl From<&UserMadHdr> for AddressVector {
+    fn from(hdr: &UserMadHdr) -> Self {
+        AddressVector {
+            dlid: hdr.lid.get(),
+            sl: hdr.sl,
+            path_bits: hdr.path_bits,
+            grh: (hdr.grh_present != 0).then(|| GlobalRoute {
+                flow_label: hdr.flow_label.get(),
+                sgid_index: hdr.gid_index,
+                hop_limit: hdr.hop_limit,
+                traffic_class: hdr.traffic_class,
+                dgid: hdr.gid,
+            }),
+        }
+    }
+}
+
+impl MadHandler for UmadFile {
+    type SendContext = ListArc<Packet>;
+
+    fn received(this: ArcBorrow<'_, Self>, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>) {
+        if !completion.is_success() {
+            return;
+        }
+        let mut hdr = UserMadHdr {
+            length: (this.layout().size() + mad.len()) as u32,
+            qpn: Be32::new(completion.src_qp()),
+            // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
+            lid: Be16::new(completion.slid() as u16),
+            sl: completion.sl(),
+            path_bits: completion.dlid_path_bits(),
+            pkey_index: completion.pkey_index(),
+            grh_present: completion.has_grh().into(),
+            ..Default::default()
+        };
+        if completion.has_grh() {
+            let Ok(route) = completion.route_back() else {
+                return;
+            };
+            hdr.gid_index = route.sgid_index;
+            hdr.hop_limit = route.hop_limit;
+            hdr.traffic_class = route.traffic_class;
+            hdr.gid = route.dgid;
+            hdr.flow_label = Be32::new(route.flow_label);
+        }
+        this.enqueue(agent, |id| Packet::new(UserMadHdr { id, ..hdr }, Body::Received(mad)), true);
+    }
+
+    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, packet: ListArc<Packet>, timed_out: bool) {
+        if let Some(key) = packet.send_key() {
+            this.sends.lock().remove(&key);
+        }
+        if timed_out {
+            // Reported if the agent is still the file's; never dropped for
+            // the queue's length.
+            this.enqueue(agent, |_| Ok(packet), false);
+        }
+    }
+}

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe wrappers over the kernel MAD layer (`include/rdma/ib_mad.h`):
+//! agents, the MADs they send and receive, and address handles.
+//!
+//! Ownership is in the types. An [`Agent`] is one registration, undone on
+//! drop; it keeps its handler alive for as long as the MAD layer can call
+//! it. A [`SendMad`] borrows its agent and is either dropped (freed) or
+//! posted, after which the MAD layer owns it until the send completes:
+//! then this module frees it and hands the sender back the context it
+//! posted it with. A [`ReceivedMad`] is a completed receive the handler
+//! owns; dropping it gives its buffers back.
+
+use crate::{bindings, ib::DeviceHandle};
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    ffi::c_void,
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+};
+
+/// The two MAD QPs of a port.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum QpType {
+    /// QP0, subnet management (`IB_QPT_SMI`).
+    Smi,
+    /// QP1, general services (`IB_QPT_GSI`).
+    Gsi,
+}
+
+/// Which MADs an agent receives unsolicited (`struct ib_mad_reg_req`).
+pub(crate) struct RegRequest {
+    pub(crate) mgmt_class: u8,
+    pub(crate) class_version: u8,
+    pub(crate) oui: [u8; 3],
+    /// Bit `m` for method `m`.
+    pub(crate) method_mask: [u64; 2],
+}
+
+/// What a sender attaches to each MAD it posts, and gets back when the
+/// send completes.
+pub(crate) trait SendContext: Sized + Send {
+    fn into_raw(self) -> *mut c_void;
+
+    /// # Safety
+    ///
+    /// `ptr` came from `into_raw` of this type and is taken back once.
+    unsafe fn from_raw(ptr: *mut c_void) -> Self;
+}
+
+/// An agent's callbacks. The MAD layer calls them in process context,
+/// never after the agent's registration is dropped.
+pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
+    type SendContext: SendContext;
+
+    /// A MAD arrived for `agent`: unsolicited, or a response to one of its
+    /// requests. `completion` describes it, only during this call.
+    fn received(this: ArcBorrow<'_, Self>, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>);
+
+    /// A send of `agent` completed; `timed_out` if it was a request whose
+    /// response did not come in time (`IB_WC_RESP_TIMEOUT_ERR`). The MAD
+    /// and its address handle are freed already.
+    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, context: Self::SendContext, timed_out: bool);
+}
+
+/// Which agent a callback is about: comparable, not usable.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct AgentId(*const bindings::ib_mad_agent);
+
+// SAFETY: only an address, never dereferenced.
+unsafe impl Send for AgentId {}
+// SAFETY: as above.
+unsafe impl Sync for AgentId {}
+
+/// A registered MAD agent (`ib_register_mad_agent`); dropping it
+/// unregisters it, which waits for its callbacks and flushes its sends.
+///
+/// # Invariants
+///
+/// `raw` is a registered agent whose context is `handler`'s pointer, and
+/// its device stays registered until the agent is dropped.
+pub(crate) struct Agent<H: MadHandler> {
+    raw: NonNull<bindings::ib_mad_agent>,
+    /// The callbacks' context: kept alive, not used from here.
+    _handler: Arc<H>,
+}
+
+// SAFETY: the MAD layer's functions may be called from any task.
+unsafe impl<H: MadHandler> Send for Agent<H> {}
+// SAFETY: as above; `&Agent` only reads fields fixed at registration.
+unsafe impl<H: MadHandler> Sync for Agent<H> {}
+
+impl<H: MadHandler> Agent<H> {
+    /// Registers an agent on `port` of `device` for `qp`, with `handler`
+    /// as its callbacks. Without a request the agent only sends.
+    ///
+    /// # Safety
+    ///
+    /// The agent is dropped before the IB client's `remove` of `device`
+    /// returns.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn register(
+        device: &DeviceHandle,
+        port: u32,
+        qp: QpType,
+        request: Option<&RegRequest>,
+        rmpp_version: u8,
+        flags: u32,
+        handler: Arc<H>,
+    ) -> Result<Self> {
+        // SAFETY: all zeroes is a valid `ib_mad_reg_req` (integers).
+        let mut raw_request: bindings::ib_mad_reg_req = unsafe { core::mem::zeroed() };
+        let request_ptr = match request {
+            Some(req) => {
+                raw_request.mgmt_class = req.mgmt_class;
+                raw_request.mgmt_class_version = req.class_version;
+                raw_request.oui = req.oui;
+                let bits = core::mem::size_of::<kernel::ffi::c_ulong>() * 8;
+                for (i, word) in raw_request.method_mask.iter_mut().enumerate() {
+                    let (which, shift) = ((i * bits) / 64, (i * bits) % 64);
+                    *word = (req.method_mask[which] >> shift) as kernel::ffi::c_ulong;
+                }
+                &mut raw_request as *mut _
+            }
+            None => core::ptr::null_mut(),
+        };
+        let qp_type = match qp {
+            QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
+            QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
+        };
+        // SAFETY: the device is registered (the handle says so); the
+        // request lives across the call; the handlers are this type's,
+        // and the context stays valid as long as the agent holds `handler`.
+        let raw = unsafe {
+            bindings::ib_register_mad_agent(
+                device.as_raw(),
+                port,
+                qp_type,
+                request_ptr,
+                rmpp_version,
+                Some(send_callback::<H>),
+                Some(recv_callback::<H>),
+                (&*handler as *const H).cast_mut().cast(),
+                flags,
+            )
+        };
+        let raw = from_err_ptr(raw)?;
+        // INVARIANT: registered just now; the caller keeps the device.
+        Ok(Self { raw: NonNull::new(raw).ok_or(EINVAL)?, _handler: handler })
+    }
+
+    pub(crate) fn id(&self) -> AgentId {
+        AgentId(self.raw.as_ptr())
+    }
+
+    fn raw(&self) -> &bindings::ib_mad_agent {
+        // SAFETY: registered by the type invariants; umad reads only fields
+        // the MAD layer sets before registration returns.
+        unsafe { self.raw.as_ref() }
+    }
+
+    /// The agent's half of every request's TID.
+    pub(crate) fn hi_tid(&self) -> u32 {
+        self.raw().hi_tid
+    }
+
+    /// Whether the MAD layer runs RMPP for this agent.
+    pub(crate) fn kernel_rmpp(&self) -> bool {
+        // SAFETY: registered by the type invariants.
+        unsafe { bindings::ib_umad_rs_kernel_rmpp_agent(self.raw.as_ptr()) }
+    }
+
+    /// An address handle for sends to `to` from this agent's port
+    /// (`rdma_create_user_ah`); its errors pass through (a RoCE port
+    /// without a GRH: `EINVAL`).
+    pub(crate) fn address_handle(&self, to: &AddressVector) -> Result<AddressHandle<'_>> {
+        let agent = self.raw();
+        let port = u32::from(agent.port_num);
+        // SAFETY: all zeroes is a valid `rdma_ah_attr`: no GRH, no GID
+        // attribute, type UNDEFINED until set below.
+        let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+        // SAFETY: the agent's device is registered; `attr` is valid and the
+        // setters only write it.
+        unsafe {
+            attr.type_ = bindings::ib_umad_rs_ah_find_type(agent.device, port);
+            bindings::ib_umad_rs_ah_set_dlid(&mut attr, to.dlid.into());
+            attr.sl = to.sl;
+            bindings::ib_umad_rs_ah_set_path_bits(&mut attr, to.path_bits);
+            attr.port_num = port;
+            if let Some(grh) = &to.grh {
+                bindings::ib_umad_rs_ah_set_grh(
+                    &mut attr,
+                    grh.flow_label,
+                    grh.sgid_index,
+                    grh.hop_limit,
+                    grh.traffic_class,
+                );
+                bindings::ib_umad_rs_ah_set_dgid_raw(&mut attr, grh.dgid.as_ptr().cast());
+            }
+        }
+        // SAFETY: the agent's PD is valid while it is registered; `attr`
+        // is initialised; no udata from the kernel.
+        let ah = unsafe {
+            bindings::rdma_create_user_ah(
+                bindings::ib_umad_rs_agent_pd(self.raw.as_ptr()),
+                &mut attr,
+                core::ptr::null_mut(),
+            )
+        };
+        let ah = from_err_ptr(ah)?;
+        Ok(AddressHandle { raw: NonNull::new(ah).ok_or(EINVAL)?, _agent: PhantomData })
+    }
+
+    /// A MAD to send to `ah` (`ib_create_send_mad`): `hdr_len` header bytes
+    /// and `data_len` data bytes, zero-filled. Non-RMPP MADs over 256 bytes
+    /// are refused with `EINVAL`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn create_send<'a>(
+        &'a self,
+        ah: AddressHandle<'a>,
+        remote_qpn: u32,
+        pkey_index: u16,
+        rmpp_active: bool,
+        hdr_len: usize,
+        data_len: usize,
+        base_version: u8,
+    ) -> Result<SendMad<'a, H>> {
+        let hdr = i32::try_from(hdr_len).map_err(|_| EINVAL)?;
+        let data = i32::try_from(data_len).map_err(|_| EINVAL)?;
+        // SAFETY: the agent is registered.
+        let raw = unsafe {
+            bindings::ib_create_send_mad(
+                self.raw.as_ptr(),
+                remote_qpn,
+                pkey_index,
+                rmpp_active.into(),
+                hdr,
+                data,
+                kernel::bindings::GFP_KERNEL,
+                base_version,
+            )
+        };
+        let raw = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
+        Ok(SendMad { raw, ah, rmpp_active, _agent: PhantomData })
+    }
+}
+
+impl<H: MadHandler> Drop for Agent<H> {
+    fn drop(&mut self) {
+        // SAFETY: registered by the type invariants, and the device is still
+        // registered (the caller of `register` promised). This waits for
+        // running callbacks and completes every outstanding send (through
+        // `send_callback`) before returning, so `_handler` may go after it.
+        unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
+    }
+}
+
+/// Where a MAD goes: the umad header's address fields.
+pub(crate) struct AddressVector {
+    pub(crate) dlid: u16,
+    pub(crate) sl: u8,
+    pub(crate) path_bits: u8,
+    pub(crate) grh: Option<GlobalRoute>,
+}
+
+/// A GRH's fields: what is sent with a MAD, or came with one.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct GlobalRoute {
+    pub(crate) flow_label: u32,
+    pub(crate) sgid_index: u8,
+    pub(crate) hop_limit: u8,
+    pub(crate) traffic_class: u8,
+    pub(crate) dgid: [u8; 16],
+}
+
+/// An address handle, destroyed on drop; it cannot outlive the agent
+/// whose port it was made for.
+pub(crate) struct AddressHandle<'a> {
+    raw: NonNull<bindings::ib_ah>,
+    _agent: PhantomData<&'a ()>,
+}
+
+impl Drop for AddressHandle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by `rdma_create_user_ah` and destroyed once; its
+        // device is registered while the agent borrowed for `'a` is.
+        unsafe {
+            bindings::rdma_destroy_ah_user(
+                self.raw.as_ptr(),
+                bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE,
+                core::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+/// A MAD being put together for sending; freed on drop unless posted.
+pub(crate) struct SendMad<'a, H: MadHandler> {
+    raw: NonNull<bindings::ib_mad_send_buf>,
+    ah: AddressHandle<'a>,
+    rmpp_active: bool,
+    _agent: PhantomData<&'a Agent<H>>,
+}
+
+impl<H: MadHandler> SendMad<'_, H> {
+    fn buf(&self) -> &bindings::ib_mad_send_buf {
+        // SAFETY: allocated by `ib_create_send_mad` and ours until posted.
+        unsafe { self.raw.as_ref() }
+    }
+
+    /// The MAD's first buffer: its header, and for a MAD without kernel
+    /// RMPP its data too.
+    pub(crate) fn mad(&mut self) -> &mut [u8] {
+        let buf = self.buf();
+        let len = if self.rmpp_active { buf.hdr_len } else { buf.hdr_len + buf.data_len };
+        // SAFETY: `ib_create_send_mad` allocated `hdr_len` bytes for an
+        // RMPP send and a whole MAD (at least `hdr_len + data_len`, which
+        // it checked) otherwise; `&mut self` makes this the only view.
+        unsafe { core::slice::from_raw_parts_mut(buf.mad.cast::<u8>(), len as usize) }
+    }
+
+    /// Data bytes of each RMPP segment.
+    pub(crate) fn segment_size(&self) -> usize {
+        self.buf().seg_size as usize
+    }
+
+    /// Data segment `number` (from 1) of a kernel-RMPP send.
+    pub(crate) fn segment(&mut self, number: usize) -> Option<&mut [u8]> {
+        let buf = self.buf();
+        if !self.rmpp_active || number == 0 || number > buf.seg_count as usize {
+            return None;
+        }
+        let size = buf.seg_size as usize;
+        // SAFETY: the send is ours and `number` is one of its segments,
+        // each `seg_size` bytes long.
+        unsafe {
+            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), number as i32);
+            Some(core::slice::from_raw_parts_mut(data.cast::<u8>(), size))
+        }
+    }
+
+    /// How long to wait for a response, and how often to resend.
+    pub(crate) fn set_timeout(&mut self, timeout_ms: u32, retries: u32) {
+        // SAFETY: the send is ours until posted.
+        let buf = unsafe { self.raw.as_mut() };
+        buf.timeout_ms = timeout_ms as i32;
+        buf.retries = retries as i32;
+    }
+
+    /// Posts the MAD (`ib_post_send_mad`). When it completes, the handler's
+    /// `send_done` gets `context` back. On failure the MAD is freed and
+    /// `context` returned with the error.
+    pub(crate) fn post(self, context: H::SendContext) -> core::result::Result<(), (Error, H::SendContext)> {
+        let raw = self.raw.as_ptr();
+        let context = context.into_raw();
+        // SAFETY: the send is ours; the MAD layer takes it, the address
+        // handle and the context, and gives them to `send_callback`.
+        let ret = unsafe {
+            (*raw).ah = self.ah.raw.as_ptr();
+            (*raw).context[0] = context;
+            to_result(bindings::ib_post_send_mad(raw, core::ptr::null_mut()))
+        };
+        match ret {
+            Ok(()) => {
+                // The MAD layer owns them now.
+                core::mem::forget(self);
+                Ok(())
+            }
+            // SAFETY: not posted, so the context is still ours to take back.
+            Err(e) => Err((e, unsafe { H::SendContext::from_raw(context) })),
+        }
+    }
+}
+
+impl<H: MadHandler> Drop for SendMad<'_, H> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `ib_create_send_mad`, not posted; the agent
+        // it holds a reference to is registered for `'a`.
+        unsafe { bindings::ib_free_send_mad(self.raw.as_ptr()) };
+        // `ah` is destroyed after it, as it was made before.
+    }
+}
+
+/// A received MAD, whole (an RMPP message is reassembled); its buffers go
+/// back on drop. It needs neither its agent nor its device to live.
+pub(crate) struct ReceivedMad {
+    raw: NonNull<bindings::ib_mad_recv_wc>,
+}
+
+// SAFETY: owned buffers; `ib_free_recv_mad` may run in any task.
+unsafe impl Send for ReceivedMad {}
+// SAFETY: `&ReceivedMad` only reads the buffers.
+unsafe impl Sync for ReceivedMad {}
+
+impl ReceivedMad {
+    fn wc(&self) -> &bindings::ib_mad_recv_wc {
+        // SAFETY: ours until dropped.
+        unsafe { self.raw.as_ref() }
+    }
+
+    /// The message's length: all segments' data plus the first header.
+    pub(crate) fn len(&self) -> usize {
+        self.wc().mad_len as usize
+    }
+
+    /// The size of each segment's MAD buffer.
+    pub(crate) fn segment_size(&self) -> usize {
+        self.wc().mad_seg_size
+    }
+
+    /// The MAD buffers in order, each `segment_size` bytes: one, or an
+    /// RMPP message's segments.
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
+        let wc = self.raw.as_ptr();
+        let size = self.segment_size();
+        // SAFETY: `rmpp_list` heads a list of this receive's buffers, the
+        // first being `recv_buf`, in segment order, which nobody changes
+        // while we own the receive.
+        let head = unsafe { core::ptr::addr_of_mut!((*wc).rmpp_list) };
+        // SAFETY: as above.
+        let mut next = unsafe { (*head).next };
+        core::iter::from_fn(move || {
+            if next == head || next.is_null() {
+                return None;
+            }
+            // SAFETY: `next` is the `list` field, at offset 0, of an
+            // `ib_mad_recv_buf` in the list; its MAD buffer is `size` bytes.
+            unsafe {
+                let buf = next.cast::<bindings::ib_mad_recv_buf>();
+                next = (*next).next;
+                let mad = (*buf).__bindgen_anon_1.mad.cast::<u8>();
+                Some(core::slice::from_raw_parts(mad, size))
+            }
+        })
+    }
+}
+
+impl Drop for ReceivedMad {
+    fn drop(&mut self) {
+        // SAFETY: handed to us by the receive handler, freed once.
+        unsafe { bindings::ib_free_recv_mad(self.raw.as_ptr()) };
+    }
+}
+
+/// How a MAD arrived (its work completion), during the receive handler.
+pub(crate) struct RecvCompletion<'a> {
+    agent: NonNull<bindings::ib_mad_agent>,
+    wc: &'a bindings::ib_wc,
+    grh: *const bindings::ib_grh,
+}
+
+impl RecvCompletion<'_> {
+    pub(crate) fn is_success(&self) -> bool {
+        self.wc.status == bindings::ib_wc_status_IB_WC_SUCCESS
+    }
+
+    pub(crate) fn src_qp(&self) -> u32 {
+        self.wc.src_qp
+    }
+
+    pub(crate) fn slid(&self) -> u32 {
+        self.wc.slid
+    }
+
+    pub(crate) fn sl(&self) -> u8 {
+        self.wc.sl
+    }
+
+    pub(crate) fn dlid_path_bits(&self) -> u8 {
+        self.wc.dlid_path_bits
+    }
+
+    pub(crate) fn pkey_index(&self) -> u16 {
+        self.wc.pkey_index
+    }
+
+    pub(crate) fn has_grh(&self) -> bool {
+        self.wc.wc_flags & bindings::ib_wc_flags_IB_WC_GRH as i32 != 0
+    }
+
+    /// The route back to the sender, from the GRH it came with
+    /// (`ib_init_ah_attr_from_wc`): remote GID, local GID index, ...
+    pub(crate) fn route_back(&self) -> Result<GlobalRoute> {
+        // SAFETY: all zeroes is a valid `rdma_ah_attr`.
+        let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+        // SAFETY: the agent is registered during its receive handler; `wc`
+        // and `grh` are the completion's.
+        to_result(unsafe {
+            let agent = self.agent.as_ref();
+            bindings::ib_init_ah_attr_from_wc(
+                agent.device,
+                agent.port_num.into(),
+                self.wc,
+                self.grh,
+                &mut attr,
+            )
+        })?;
+        // SAFETY: `attr` was initialised with a GRH above.
+        let route = unsafe {
+            let grh = &*bindings::ib_umad_rs_ah_read_grh(&attr);
+            GlobalRoute {
+                flow_label: grh.flow_label,
+                sgid_index: grh.sgid_index,
+                hop_limit: grh.hop_limit,
+                traffic_class: grh.traffic_class,
+                dgid: grh.dgid.raw,
+            }
+        };
+        // SAFETY: releases the GID attribute `ib_init_ah_attr_from_wc` took.
+        unsafe { bindings::rdma_destroy_ah_attr(&mut attr) };
+        Ok(route)
+    }
+}
+
+/// `ib_mad_agent.recv_handler`.
+///
+/// # Safety
+///
+/// Called by the MAD layer for an agent `Agent::<H>::register` made, with a
+/// receive the handler now owns.
+unsafe extern "C" fn recv_callback<H: MadHandler>(
+    agent: *mut bindings::ib_mad_agent,
+    _send_buf: *mut bindings::ib_mad_send_buf,
+    recv_wc: *mut bindings::ib_mad_recv_wc,
+) {
+    // SAFETY: the context is the handler the `Agent` holds, alive while
+    // the agent is registered, which it is during its callbacks.
+    let handler = unsafe { ArcBorrow::<H>::from_raw((*agent).context.cast()) };
+    // SAFETY: the work completion and GRH belong to the receive and are
+    // valid during this call (the work completion may not be after it).
+    let completion = unsafe {
+        RecvCompletion { agent: NonNull::new_unchecked(agent), wc: &*(*recv_wc).wc, grh: (*recv_wc).recv_buf.grh }
+    };
+    // SAFETY: the receive is ours to free, and is not null.
+    let mad = ReceivedMad { raw: unsafe { NonNull::new_unchecked(recv_wc) } };
+    H::received(handler, AgentId(agent), mad, &completion);
+}
+
+/// `ib_mad_agent.send_handler`.
+///
+/// # Safety
+///
+/// Called by the MAD layer once for each MAD that `SendMad::post` posted
+/// for an agent `Agent::<H>::register` made.
+unsafe extern "C" fn send_callback<H: MadHandler>(
+    agent: *mut bindings::ib_mad_agent,
+    send_wc: *mut bindings::ib_mad_send_wc,
+) {
+    // SAFETY: as in `recv_callback`.
+    let handler = unsafe { ArcBorrow::<H>::from_raw((*agent).context.cast()) };
+    // SAFETY: `send_wc` describes one of our posted sends, now complete:
+    // its buffer, address handle and context are ours again.
+    let (timed_out, context) = unsafe {
+        let buf = (*send_wc).send_buf;
+        let timed_out = (*send_wc).status == bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR;
+        let context = H::SendContext::from_raw((*buf).context[0]);
+        let ah = (*buf).ah;
+        bindings::ib_free_send_mad(buf);
+        bindings::rdma_destroy_ah_user(ah, bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE, core::ptr::null_mut());
+        (timed_out, context)
+    };
+    H::send_done(handler, AgentId(agent), context, timed_out);
+}
