@@ -206,9 +206,25 @@ static inline int rig_rxe_delete(void)
 	return system("rdma link delete " RIG_RXE);
 }
 
+/*
+ * Puts rxe1 back and waits (up to 5 s) for its link-local GID, which the
+ * IB core adds a moment later: a MAD sent to it before then is lost.
+ */
 static inline int rig_rxe_add(void)
 {
-	return system("rdma link add " RIG_RXE " type rxe netdev " RIG_RXE_NETDEV);
+	char gid[64];
+	int ret;
+
+	ret = system("rdma link add " RIG_RXE " type rxe netdev " RIG_RXE_NETDEV);
+	if (ret)
+		return ret;
+	for (int i = 0; i < 50; i++) {
+		if (!read_attr(SYS_IB_CLASS "/" RIG_RXE "/ports/1/gids/0", gid, sizeof(gid)) &&
+		    !strncmp(gid, "fe80", 4))
+			return 0;
+		usleep(100 * 1000);
+	}
+	return -ETIMEDOUT;
 }
 
 /* The loaded umad driver's module name (ib_umad or ib_umad_rs), or NULL. */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an open umad file sees when its device goes away (rxe1 deleted with
+ * `rdma link delete`): every operation fails with its errno, waiters wake,
+ * close is safe, and registration racing the removal is clean.
+ *
+ * ib_umad (C, 6.12) leaves a reader that is already blocked asleep forever:
+ * its wait ignores the removal. ib_umad_rs wakes it with EIO
+ * (expected-failures-c.txt lists that test for C).
+ */
+#include <poll.h>
+#include <signal.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <rdma/ib_user_mad.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define VENDOR1_CLASS 0x0a
+#define WAKE_TIMEOUT_S 10
+
+static int open_rig_rxe(int flags)
+{
+	char path[128];
+
+	if (umad_path(RIG_RXE, 1, path, sizeof(path)))
+		return -1;
+	return open(path, O_RDWR | flags);
+}
+
+static int reg2(int fd, int class, int method, __u32 *id)
+{
+	struct ib_user_mad_reg_req2 req = {
+		.qpn = 1, .mgmt_class = class, .mgmt_class_version = class ? 1 : 0,
+	};
+
+	if (method >= 0)
+		req.method_mask[0] = 1ULL << method;
+	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req))
+		return -errno;
+	if (id)
+		*id = req.id;
+	return 0;
+}
+
+FIXTURE(removal) {
+	int fd;
+	__u32 agent;
+	bool deleted;
+};
+
+FIXTURE_SETUP(removal)
+{
+	self->fd = open_rig_rxe(0);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, reg2(self->fd, VENDOR1_CLASS, 1, &self->agent));
+	self->deleted = false;
+}
+
+FIXTURE_TEARDOWN(removal)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->deleted)
+		EXPECT_EQ(0, rig_rxe_add());
+}
+
+static void delete_rig_rxe(struct __test_metadata *_metadata, FIXTURE_DATA(removal) *self)
+{
+	ASSERT_EQ(0, rig_rxe_delete());
+	self->deleted = true;
+}
+
+TEST_F(removal, every_operation_fails_after_it)
+{
+	char buf[64 + 256] = { 0 };
+	struct ib_user_mad *mad = (void *)buf;
+	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLOUT };
+	__u32 id = self->agent;
+
+	delete_rig_rxe(_metadata, self);
+	EXPECT_EQ(-EPIPE, reg2(self->fd, 0, -1, NULL));
+	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EIO, errno);
+	mad->hdr.id = self->agent;
+	EXPECT_EQ(-1, write(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EIO, errno);
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLERR, p.revents);
+	EXPECT_EQ(0, close(self->fd));
+	self->fd = -1;
+}
+
+struct waiter {
+	int fd;
+	bool use_poll;
+	int result; /* read's errno, or poll's revents */
+	bool done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static void *wait_on_fd(void *arg)
+{
+	struct waiter *w = arg;
+	char buf[64 + 256];
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	sigset_t all;
+	int result;
+
+	/*
+	 * No signal may wake this thread: the SIGCHLD of the `rdma` child
+	 * would interrupt the wait and restart the read, which then sees the
+	 * removal, hiding a wait that ignores it.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+	if (w->use_poll)
+		result = poll(&p, 1, -1) == 1 ? p.revents : -errno;
+	else
+		result = read(w->fd, buf, sizeof(buf)) < 0 ? errno : 0;
+	pthread_mutex_lock(&w->lock);
+	w->result = result;
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Starts a waiter, removes the device, and gives the waiter 10 s to wake. */
+static bool removal_wakes(struct __test_metadata *_metadata, FIXTURE_DATA(removal) *self,
+			  struct waiter *w)
+{
+	struct timespec deadline;
+	pthread_t thread;
+	bool done;
+
+	w->fd = self->fd;
+	w->done = false;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&thread, NULL, wait_on_fd, w))
+		return false;
+	pthread_detach(thread);
+	usleep(300 * 1000); /* let it block */
+	delete_rig_rxe(_metadata, self);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += WAKE_TIMEOUT_S;
+	pthread_mutex_lock(&w->lock);
+	while (!w->done)
+		if (pthread_cond_timedwait(&w->cond, &w->lock, &deadline))
+			break;
+	done = w->done;
+	pthread_mutex_unlock(&w->lock);
+	/* Back now, whatever happened: a stuck waiter must not cost rxe1. */
+	EXPECT_EQ(0, rig_rxe_add());
+	self->deleted = false;
+	return done;
+}
+
+TEST_F(removal, a_blocked_reader_wakes_with_eio)
+{
+	static struct waiter w; /* a reader that never wakes keeps it */
+
+	w.use_poll = false;
+	ASSERT_TRUE(removal_wakes(_metadata, self, &w))
+		TH_LOG("read() still blocked %d s after the device went", WAKE_TIMEOUT_S);
+	EXPECT_EQ(EIO, w.result);
+}
+
+TEST_F(removal, a_blocked_poller_wakes_with_pollerr)
+{
+	static struct waiter w;
+
+	w.use_poll = true;
+	ASSERT_TRUE(removal_wakes(_metadata, self, &w))
+		TH_LOG("poll() still blocked %d s after the device went", WAKE_TIMEOUT_S);
+	EXPECT_EQ(POLLERR, w.result);
+}
+
+struct hammer {
+	int fd;
+	volatile bool stop;
+	int unexpected; /* an errno no registration may give, or 0 */
+	long registered, refused;
+};
+
+/* Registers and unregisters as fast as it can, until told to stop. */
+static void *hammer_registration(void *arg)
+{
+	struct hammer *h = arg;
+	__u32 id;
+	int ret;
+
+	while (!h->stop) {
+		ret = reg2(h->fd, 0, -1, &id);
+		if (!ret) {
+			h->registered++;
+			ret = ioctl(h->fd, IB_USER_MAD_UNREGISTER_AGENT, &id) ? -errno : 0;
+			if (ret && ret != -EINVAL)
+				h->unexpected = -ret;
+		} else if (ret == -EPIPE || ret == -ENOMEM) {
+			h->refused++;
+		} else {
+			h->unexpected = -ret;
+		}
+	}
+	return NULL;
+}
+
+TEST(registration_races_removal)
+{
+	const int cycles = 10;
+
+	for (int c = 0; c < cycles; c++) {
+		struct hammer h = { .stop = false };
+		pthread_t thread;
+
+		h.fd = open_rig_rxe(0);
+		ASSERT_LE(0, h.fd);
+		ASSERT_EQ(0, pthread_create(&thread, NULL, hammer_registration, &h));
+		usleep(20 * 1000 * (c % 5));
+		EXPECT_EQ(0, rig_rxe_delete());
+		usleep(20 * 1000);
+		h.stop = true;
+		pthread_join(thread, NULL);
+		EXPECT_EQ(0, h.unexpected) TH_LOG("cycle %d: errno %d", c, h.unexpected);
+		EXPECT_LT(0, h.refused) TH_LOG("cycle %d: never saw the removal", c);
+		EXPECT_EQ(0, close(h.fd));
+		ASSERT_EQ(0, rig_rxe_add());
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SMPs and GSI MADs through umad on InfiniBand ports: the test-only
+ * ib_loopback HCA (test_modules/ib_loopback.c), 2 devices of 2 ports, port p
+ * of iblo0 cabled to port p of iblo1. Directed-route SubnGets to the local
+ * SMA and to the cabled peer, LID-routed SubnGets to another port's LID, a
+ * GSI GET by LID with and without GRH, and the fabric's fault knobs:
+ * timeouts, lost and dropped MADs, retries, delays. Through unchanged
+ * libibumad (linked statically). Each test loads ib_loopback afresh (unless
+ * it was loaded already) and unloads it again.
+ */
+#include <endian.h>
+#include <time.h>
+#include <infiniband/umad.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+#define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
+
+#define CLASS_SUBN_LID 0x01
+#define CLASS_SUBN_DR 0x81
+#define VENDOR_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
+#define METHOD_GET 0x01
+#define METHOD_GET_RESP 0x81
+#define ATTR_NODE_DESC 0x0010
+#define ATTR_NODE_INFO 0x0011
+#define ATTR_PORT_INFO 0x0015
+#define SMP_DIRECTION 0x8000
+#define QP1_QKEY 0x80010000
+#define PERMISSIVE_LID 0xffff
+#define NOBODY_LID 0x0fff
+#define MAD_SIZE 256
+#define NPORTS 4 /* iblo0/1, iblo0/2, iblo1/1, iblo1/2 */
+/* umad puts the agent's number in the upper half of a request's TID. */
+#define TID_LOW(mad) ((uint32_t)be64toh((mad)->tid))
+
+struct smp {
+	uint8_t base_version;
+	uint8_t mgmt_class;
+	uint8_t class_version;
+	uint8_t method;
+	__be16 status;
+	uint8_t hop_ptr;
+	uint8_t hop_cnt;
+	__be64 tid;
+	__be16 attr_id;
+	__be16 resv;
+	__be32 attr_mod;
+	__be64 mkey;
+	__be16 dr_slid;
+	__be16 dr_dlid;
+	uint8_t reserved[28];
+	uint8_t data[64];
+	uint8_t initial_path[64];
+	uint8_t return_path[64];
+} __attribute__((packed));
+
+/* What sysfs says of a loopback port. */
+struct lo_port {
+	char ca[UMAD_CA_NAME_LEN];
+	int port;
+	int lid;
+	uint32_t cap_mask;
+	uint8_t gid[16];
+	uint8_t node_guid[8];
+};
+
+FIXTURE(lo)
+{
+	struct lo_port p[NPORTS];
+	int fd[NPORTS];
+	bool loaded_here;
+	void *umad;
+	struct smp *mad;
+	uint32_t tid;
+};
+
+static unsigned long read_number(const char *path)
+{
+	char buf[64];
+
+	if (read_attr(path, buf, sizeof(buf)))
+		return ~0UL;
+	return strtoul(buf, NULL, 0);
+}
+
+static int write_knob(const char *knob, unsigned long value)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), LOOPBACK_DBG "%s", knob);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%lu\n", value) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+/* A counter of the stats file (tx, delivered, dropped, lost). */
+static long stat_of(const char *name)
+{
+	char line[64], key[32];
+	long value = -1, v;
+	FILE *f;
+
+	f = fopen(LOOPBACK_DBG "stats", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%31s %ld", key, &v) == 2 && !strcmp(key, name))
+			value = v;
+	fclose(f);
+	return value;
+}
+
+static int read_port(struct lo_port *p, const char *ca, int port)
+{
+	char path[256], buf[64];
+	unsigned int w[4];
+
+	snprintf(p->ca, sizeof(p->ca), "%s", ca);
+	p->port = port;
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/lid", ca, port);
+	p->lid = read_number(path);
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/cap_mask", ca,
+		 port);
+	p->cap_mask = read_number(path);
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/node_guid", ca);
+	if (read_attr(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3]) != 4)
+		return -EINVAL;
+	for (int i = 0; i < 4; i++) {
+		p->node_guid[2 * i] = w[i] >> 8;
+		p->node_guid[2 * i + 1] = w[i];
+	}
+	return read_gid(ca, port, 0, p->gid);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+FIXTURE_SETUP(lo)
+{
+	for (int i = 0; i < NPORTS; i++)
+		self->fd[i] = -1;
+	if (access(SYS_IB_CLASS "/iblo0", F_OK)) {
+		ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=2 nports=2"));
+		self->loaded_here = true;
+	}
+	ASSERT_EQ(0, write_knob("drop_every_nth", 0));
+	ASSERT_EQ(0, write_knob("drop_next", 0));
+	ASSERT_EQ(0, write_knob("delay_ms", 0));
+	ASSERT_EQ(0, umad_init());
+	for (int i = 0; i < NPORTS; i++) {
+		char ca[UMAD_CA_NAME_LEN];
+
+		snprintf(ca, sizeof(ca), "iblo%d", i / 2);
+		ASSERT_EQ(0, read_port(&self->p[i], ca, i % 2 + 1));
+		self->fd[i] = umad_open_port(ca, i % 2 + 1);
+		ASSERT_LE(0, self->fd[i]) TH_LOG("umad_open_port(%s, %d): %s",
+						 ca, i % 2 + 1,
+						 strerror(-self->fd[i]));
+	}
+	self->umad = calloc(1, umad_size() + MAD_SIZE);
+	ASSERT_NE(NULL, self->umad);
+	self->mad = umad_get_mad(self->umad);
+	self->tid = 0x10000;
+}
+
+FIXTURE_TEARDOWN(lo)
+{
+	free(self->umad);
+	for (int i = 0; i < NPORTS; i++)
+		if (self->fd[i] >= 0)
+			umad_close_port(self->fd[i]);
+	umad_done();
+	if (self->loaded_here)
+		EXPECT_EQ(0, system("rmmod ib_loopback"));
+}
+
+/* A fresh MAD of class/method/attribute in self->umad, addressed to dlid. */
+static void new_mad(FIXTURE_DATA(lo) *self, int class, int method, int attr,
+		    int dlid, int qpn)
+{
+	struct smp *mad = self->mad;
+
+	memset(self->umad, 0, umad_size() + MAD_SIZE);
+	mad->base_version = 1;
+	mad->mgmt_class = class;
+	mad->class_version = 1;
+	mad->method = method;
+	mad->tid = htobe64(++self->tid);
+	mad->attr_id = htobe16(attr);
+	umad_set_addr(self->umad, dlid, qpn, 0, qpn ? QP1_QKEY : 0);
+}
+
+/* A directed-route SubnGet of attr out of the ports in path[1..hops]. */
+static void new_dr_smp(FIXTURE_DATA(lo) *self, int attr, int hops,
+		       const uint8_t *path)
+{
+	new_mad(self, CLASS_SUBN_DR, METHOD_GET, attr, PERMISSIVE_LID, 0);
+	self->mad->hop_cnt = hops;
+	self->mad->dr_slid = htobe16(PERMISSIVE_LID);
+	self->mad->dr_dlid = htobe16(PERMISSIVE_LID);
+	for (int i = 1; i <= hops; i++)
+		self->mad->initial_path[i] = path[i];
+}
+
+/* Sends self->umad from port i and receives what comes back to port i. */
+static int send_recv(FIXTURE_DATA(lo) *self, int i, int agent, int timeout_ms,
+		     int retries)
+{
+	int len = MAD_SIZE, ret;
+
+	ret = umad_send(self->fd[i], agent, self->umad, MAD_SIZE, timeout_ms,
+			retries);
+	if (ret)
+		return ret;
+	memset(self->umad, 0, umad_size() + MAD_SIZE);
+	return umad_recv(self->fd[i], self->umad, &len,
+			 timeout_ms * (retries + 1) + 5000);
+}
+
+static int recv_on(FIXTURE_DATA(lo) *self, int i, int timeout_ms)
+{
+	int len = MAD_SIZE;
+
+	memset(self->umad, 0, umad_size() + MAD_SIZE);
+	return umad_recv(self->fd[i], self->umad, &len, timeout_ms);
+}
+
+/* Checks a NodeInfo against what sysfs says of port p. */
+static void check_node_info(struct __test_metadata *_metadata,
+			    const uint8_t *d, const struct lo_port *p)
+{
+	EXPECT_EQ(1, d[0]);		/* BaseVersion */
+	EXPECT_EQ(1, d[2]);		/* NodeType: CA */
+	EXPECT_EQ(2, d[3]);		/* NumPorts */
+	EXPECT_EQ(0, memcmp(d + 4, p->node_guid, 8));	/* SystemImageGUID */
+	EXPECT_EQ(0, memcmp(d + 12, p->node_guid, 8));	/* NodeGUID */
+	EXPECT_EQ(0, memcmp(d + 20, p->gid + 8, 8));	/* PortGUID */
+	EXPECT_EQ(4, d[28] << 8 | d[29]);	/* PartitionCap */
+	EXPECT_EQ(p->port, d[36]);	/* LocalPortNum */
+}
+
+TEST_F(lo, dr_node_info_of_the_local_port)
+{
+	int agent = umad_register(self->fd[1], CLASS_SUBN_DR, 1, 0, NULL);
+
+	ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+	new_dr_smp(self, ATTR_NODE_INFO, 0, NULL);
+	ASSERT_EQ(agent, send_recv(self, 1, agent, 1000, 0));
+	ASSERT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(SMP_DIRECTION, be16toh(self->mad->status));
+	EXPECT_EQ(self->tid, TID_LOW(self->mad));
+	check_node_info(_metadata, self->mad->data, &self->p[1]);
+}
+
+TEST_F(lo, dr_node_info_of_the_cabled_peer)
+{
+	for (int i = 0; i < 2; i++) {
+		int agent = umad_register(self->fd[i], CLASS_SUBN_DR, 1, 0, NULL);
+		uint8_t path[2] = { 0, self->p[i].port };
+		long lost = stat_of("lost");
+
+		ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+		/* Out of iblo0 port p: iblo1 port p answers. */
+		new_dr_smp(self, ATTR_NODE_INFO, 1, path);
+		ASSERT_EQ(agent, send_recv(self, i, agent, 1000, 0));
+		ASSERT_EQ(0, umad_status(self->umad)) TH_LOG("from port %d", i + 1);
+		EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+		EXPECT_EQ(SMP_DIRECTION, be16toh(self->mad->status));
+		EXPECT_EQ(self->tid, TID_LOW(self->mad));
+		EXPECT_EQ(1, self->mad->hop_cnt);
+		EXPECT_EQ(self->p[i].port, self->mad->return_path[1]);
+		check_node_info(_metadata, self->mad->data, &self->p[2 + i]);
+		EXPECT_EQ(lost, stat_of("lost"));
+	}
+}
+
+TEST_F(lo, dr_smp_beyond_a_ca_is_discarded)
+{
+	int agent = umad_register(self->fd[0], CLASS_SUBN_DR, 1, 0, NULL);
+	uint8_t path[3] = { 0, 1, 1 };
+
+	ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+	/* Two hops: iblo1 is a CA, it does not forward (C14-9:2). */
+	new_dr_smp(self, ATTR_NODE_INFO, 2, path);
+	ASSERT_EQ(agent, send_recv(self, 0, agent, 300, 0));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+}
+
+TEST_F(lo, dr_port_info_of_the_local_port)
+{
+	int agent = umad_register(self->fd[3], CLASS_SUBN_DR, 1, 0, NULL);
+	const uint8_t *d = self->mad->data;
+
+	ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+	new_dr_smp(self, ATTR_PORT_INFO, 0, NULL);
+	ASSERT_EQ(agent, send_recv(self, 3, agent, 1000, 0));
+	ASSERT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(0, memcmp(d + 8, self->p[3].gid, 8));	/* GidPrefix */
+	EXPECT_EQ(self->p[3].lid, d[16] << 8 | d[17]);		/* LID */
+	EXPECT_EQ(130, self->p[3].lid);	/* base_lid 1 + 128 * 1 + 2 - 1 */
+	EXPECT_EQ(1, d[18] << 8 | d[19]);			/* MasterSMLID */
+	EXPECT_EQ(self->p[3].cap_mask,
+		  (uint32_t)d[20] << 24 | d[21] << 16 | d[22] << 8 | d[23]);
+	EXPECT_EQ(2, d[28]);			/* LocalPortNum */
+	EXPECT_EQ(4, d[32] & 0xf);		/* PortState: Active */
+	EXPECT_EQ(5, d[33] >> 4);		/* PortPhysicalState: LinkUp */
+	EXPECT_EQ(0, d[34] & 7);		/* LMC */
+}
+
+TEST_F(lo, lid_routed_port_info_of_another_port)
+{
+	int agent = umad_register(self->fd[0], CLASS_SUBN_LID, 1, 0, NULL);
+	const uint8_t *d = self->mad->data;
+
+	ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+	/* iblo0 port 1 asks iblo1 port 2, by its LID. */
+	new_mad(self, CLASS_SUBN_LID, METHOD_GET, ATTR_PORT_INFO,
+		self->p[3].lid, 0);
+	ASSERT_EQ(agent, send_recv(self, 0, agent, 1000, 0));
+	ASSERT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(0, be16toh(self->mad->status));
+	EXPECT_EQ(self->tid, TID_LOW(self->mad));
+	EXPECT_EQ(self->p[3].lid, d[16] << 8 | d[17]);
+	EXPECT_EQ(2, d[28]);
+	/* It came from there, QP0. */
+	EXPECT_EQ(self->p[3].lid, be16toh(umad_get_mad_addr(self->umad)->lid));
+	EXPECT_EQ(0u, be32toh(umad_get_mad_addr(self->umad)->qpn));
+}
+
+TEST_F(lo, lid_routed_node_description)
+{
+	int agent = umad_register(self->fd[0], CLASS_SUBN_LID, 1, 0, NULL);
+
+	ASSERT_LE(0, agent) TH_LOG("register: %s", strerror(-agent));
+	new_mad(self, CLASS_SUBN_LID, METHOD_GET, ATTR_NODE_DESC,
+		self->p[2].lid, 0);
+	ASSERT_EQ(agent, send_recv(self, 0, agent, 1000, 0));
+	ASSERT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_STREQ("ib_loopback iblo1", (char *)self->mad->data);
+}
+
+/* Registers a GET server on port s and a client on port c. */
+static void gsi_pair(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(lo) *self, int c, int s, int *client,
+		     int *server)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+
+	*server = umad_register(self->fd[s], VENDOR_CLASS, 1, 0, get_only);
+	ASSERT_LE(0, *server) TH_LOG("server register: %s", strerror(-*server));
+	*client = umad_register(self->fd[c], VENDOR_CLASS, 1, 0, NULL);
+	ASSERT_LE(0, *client) TH_LOG("client register: %s", strerror(-*client));
+}
+
+/* The server on port s answers the GET in self->umad. */
+static int answer(FIXTURE_DATA(lo) *self, int s, int server)
+{
+	self->mad->method = METHOD_GET_RESP;
+	umad_get_mad_addr(self->umad)->qkey = htobe32(QP1_QKEY);
+	return umad_send(self->fd[s], server, self->umad, MAD_SIZE, 0, 0);
+}
+
+TEST_F(lo, gsi_get_by_lid_without_grh)
+{
+	ib_mad_addr_t *from = umad_get_mad_addr(self->umad);
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+			       2000, 0));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	EXPECT_EQ(METHOD_GET, self->mad->method);
+	EXPECT_EQ(self->tid, TID_LOW(self->mad));
+	EXPECT_EQ(self->p[0].lid, be16toh(from->lid));
+	EXPECT_EQ(1u, be32toh(from->qpn));
+	EXPECT_EQ(0, from->grh_present);
+	EXPECT_EQ(0, from->sl);
+	EXPECT_EQ(0, umad_get_pkey(self->umad));
+	ASSERT_EQ(0, answer(self, 3, server));
+	ASSERT_EQ(client, recv_on(self, 0, 5000));
+	EXPECT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(self->tid, TID_LOW(self->mad));
+	EXPECT_EQ(self->p[3].lid, be16toh(from->lid));
+}
+
+TEST_F(lo, gsi_get_with_grh_and_p_key)
+{
+	ib_mad_addr_t *from = umad_get_mad_addr(self->umad);
+	ib_mad_addr_t grh = { 0 };
+	int client, server;
+
+	gsi_pair(_metadata, self, 1, 2, &client, &server);
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[2].lid, 1);
+	memcpy(grh.gid, self->p[2].gid, 16);
+	grh.hop_limit = 64;
+	ASSERT_EQ(0, umad_set_grh(self->umad, &grh));
+	ASSERT_EQ(0, umad_set_pkey(self->umad, 1));	/* 0x8001 */
+	ASSERT_EQ(0, umad_send(self->fd[1], client, self->umad, MAD_SIZE,
+			       2000, 0));
+	ASSERT_EQ(server, recv_on(self, 2, 5000));
+	EXPECT_EQ(METHOD_GET, self->mad->method);
+	EXPECT_EQ(1, from->grh_present);
+	EXPECT_EQ(0, memcmp(from->gid, self->p[1].gid, 16));
+	EXPECT_EQ(64, from->hop_limit);
+	EXPECT_EQ(self->p[1].lid, be16toh(from->lid));
+	EXPECT_EQ(1, umad_get_pkey(self->umad));
+	ASSERT_EQ(0, answer(self, 2, server));
+	ASSERT_EQ(client, recv_on(self, 1, 5000));
+	EXPECT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(1, from->grh_present);
+	EXPECT_EQ(0, memcmp(from->gid, self->p[2].gid, 16));
+}
+
+TEST_F(lo, get_to_a_lid_nobody_has_is_lost_and_times_out)
+{
+	long tx = stat_of("tx"), lost = stat_of("lost");
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, NOBODY_LID, 1);
+	ASSERT_EQ(client, send_recv(self, 0, client, 200, 0));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+	EXPECT_EQ(tx + 1, stat_of("tx"));
+	EXPECT_EQ(lost + 1, stat_of("lost"));
+}
+
+TEST_F(lo, unanswered_get_times_out)
+{
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+			       300, 0));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));	/* and no answer */
+	ASSERT_EQ(client, recv_on(self, 0, 5000));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+	EXPECT_EQ(self->tid, TID_LOW(self->mad));
+}
+
+TEST_F(lo, drop_next_loses_the_first_try_and_the_retry_is_answered)
+{
+	long dropped = stat_of("dropped");
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("drop_next", 1));
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+			       500, 1));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	ASSERT_EQ(0, answer(self, 3, server));
+	ASSERT_EQ(client, recv_on(self, 0, 5000));
+	EXPECT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(dropped + 1, stat_of("dropped"));
+	EXPECT_EQ(0UL, read_number(LOOPBACK_DBG "drop_next"));
+	/* The server saw the retry only. */
+	EXPECT_EQ(-ETIMEDOUT, recv_on(self, 3, 200));
+}
+
+TEST_F(lo, drop_every_nth_1_loses_every_try)
+{
+	long dropped = stat_of("dropped");
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("drop_every_nth", 1));
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	ASSERT_EQ(client, send_recv(self, 0, client, 200, 2));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+	EXPECT_EQ(dropped + 3, stat_of("dropped"));
+	EXPECT_EQ(-ETIMEDOUT, recv_on(self, 3, 100));
+}
+
+TEST_F(lo, drop_every_nth_2_drops_the_second_and_fourth)
+{
+	uint32_t first = self->tid + 1;
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("drop_every_nth", 2));
+	for (int i = 0; i < 4; i++) {
+		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad,
+				       MAD_SIZE, 0, 0));
+	}
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	EXPECT_EQ(first, TID_LOW(self->mad));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	EXPECT_EQ(first + 2, TID_LOW(self->mad));
+	EXPECT_EQ(-ETIMEDOUT, recv_on(self, 3, 300));
+}
+
+TEST_F(lo, delay_ms_delays_every_delivery)
+{
+	int client, server;
+	double start;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("delay_ms", 400));
+
+	/* The GET gets there after 400 ms: a 100 ms timeout is too short. */
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	start = now_ms();
+	ASSERT_EQ(client, send_recv(self, 0, client, 100, 0));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	EXPECT_LE(400, now_ms() - start);
+
+	/* With time enough the answer comes, two deliveries later. */
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+	start = now_ms();
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+			       3000, 0));
+	ASSERT_EQ(server, recv_on(self, 3, 5000));
+	ASSERT_EQ(0, answer(self, 3, server));
+	ASSERT_EQ(client, recv_on(self, 0, 5000));
+	EXPECT_EQ(0, umad_status(self->umad));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_LE(800, now_ms() - start);
+}
+
+TEST_HARNESS_MAIN
