@@ -535,7 +535,7 @@ fn ioctl_result(result: Result<isize>) -> c_long {
 unsafe extern "C" fn ioctl_callback<T: FileOps>(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg as usize, false))
+    ioctl_result(T::ioctl(data, file, cmd, arg, false))
 }
 
 /// `file_operations.compat_ioctl`: a 32-bit process's ioctl. Its pointer
@@ -552,5 +552,5 @@ unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
 ) -> c_long {
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg as usize, true))
+    ioctl_result(T::ioctl(data, file, cmd, arg, true))
 }

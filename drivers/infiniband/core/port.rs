@@ -109,9 +109,9 @@ impl Port {
                 umad <- Node::new(),
                 issm <- Node::new(),
                 sm_sem <- Semaphore::new(),
-                // SAFETY: `kill`, which `remove` calls for every port,
-                // revokes the handle.
                 state <- new_mutex!(PortState {
+                    // SAFETY: `kill`, which `remove` calls for every port,
+                    // revokes the handle.
                     device: Some(unsafe { device.handle() }),
                     files: RBTree::new(),
                 }),

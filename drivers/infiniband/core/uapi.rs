@@ -72,7 +72,7 @@ pub(crate) struct UserMadHdr {
 impl UserMadHdr {
     /// The header as userspace sees it, native-endian apart from the
     /// big-endian fields; a file with the old layout uses the first 56 bytes.
-    pub(crate) fn to_bytes(&self) -> [u8; size_of::<UserMadHdr>()] {
+    pub(crate) fn to_bytes(self) -> [u8; size_of::<UserMadHdr>()] {
         let mut b = [0; size_of::<UserMadHdr>()];
         b[0..4].copy_from_slice(&self.id.to_ne_bytes());
         b[4..8].copy_from_slice(&self.status.to_ne_bytes());

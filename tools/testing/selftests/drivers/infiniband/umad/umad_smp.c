@@ -414,6 +414,8 @@ TEST_F(lo, gsi_get_with_grh_and_p_key)
 	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[2].lid, 1);
 	memcpy(grh.gid, self->p[2].gid, 16);
 	grh.hop_limit = 64;
+	grh.traffic_class = 0x20;
+	grh.flow_label = 0x12345;	/* host order here, network order back */
 	ASSERT_EQ(0, umad_set_grh(self->umad, &grh));
 	ASSERT_EQ(0, umad_set_pkey(self->umad, 1));	/* 0x8001 */
 	ASSERT_EQ(0, umad_send(self->fd[1], client, self->umad, MAD_SIZE,
@@ -422,7 +424,8 @@ TEST_F(lo, gsi_get_with_grh_and_p_key)
 	EXPECT_EQ(METHOD_GET, self->mad->method);
 	EXPECT_EQ(1, from->grh_present);
 	EXPECT_EQ(0, memcmp(from->gid, self->p[1].gid, 16));
-	EXPECT_EQ(64, from->hop_limit);
+	EXPECT_EQ(0x20, from->traffic_class);
+	EXPECT_EQ(0x12345u, be32toh(from->flow_label));
 	EXPECT_EQ(self->p[1].lid, be16toh(from->lid));
 	EXPECT_EQ(1, umad_get_pkey(self->umad));
 	ASSERT_EQ(0, answer(self, 2, server));
