@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * issmN: opening it makes the opener the port's IsSM holder (the port's
+ * capability mask gets IB_PORT_SM) until it closes; a second opener waits
+ * (or gets EAGAIN with O_NONBLOCK) and a signal ends the wait; the node has
+ * no read, write or ioctl.
+ *
+ * Needs a port with an SMI. Soft-RoCE has none, so each test loads the
+ * test-only InfiniBand loopback device (test_modules/ib_loopback.ko) and
+ * unloads it after; without it the tests SKIP, saying why.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+#define IB_PORT_SM (1u << 1)
+
+FIXTURE(issm) {
+	bool loaded;
+	char ibdev[64];
+	int port;
+	char path[128];
+};
+
+FIXTURE_SETUP(issm)
+{
+	struct mad_node nodes[MAX_NODES];
+	int n;
+
+	self->loaded = false;
+	if (access(LOOPBACK_KO, F_OK))
+		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing", LOOPBACK_KO);
+	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=1"));
+	self->loaded = true;
+	n = list_mad_nodes("issm", nodes, MAX_NODES);
+	ASSERT_EQ(1, n) TH_LOG("one loopback port, one issm node");
+	snprintf(self->ibdev, sizeof(self->ibdev), "%s", nodes[0].ibdev);
+	self->port = nodes[0].port;
+	node_dev_path(&nodes[0], self->path, sizeof(self->path));
+}
+
+FIXTURE_TEARDOWN(issm)
+{
+	if (self->loaded)
+		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
+}
+
+/* The port's capability mask from sysfs. */
+static unsigned long cap_mask(FIXTURE_DATA(issm) *self)
+{
+	char path[256], value[64];
+
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/cap_mask", self->ibdev, self->port);
+	if (read_attr(path, value, sizeof(value)))
+		return ~0ul;
+	return strtoul(value, NULL, 16);
+}
+
+TEST_F(issm, open_sets_issm_and_close_clears_it)
+{
+	int fd;
+
+	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", self->path, strerror(errno));
+	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0, close(fd));
+	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+}
+
+TEST_F(issm, no_read_write_or_ioctl)
+{
+	char buf[256] = { 0 };
+	int fd;
+
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, write(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IO(0x1b, 3)));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+struct opener {
+	const char *path;
+	int fd, err;
+	volatile bool done;
+};
+
+static void *open_issm(void *arg)
+{
+	struct opener *o = arg;
+
+	o->fd = open(o->path, O_RDWR);
+	o->err = errno;
+	o->done = true;
+	return NULL;
+}
+
+static bool done_within(struct opener *o, int ms)
+{
+	for (int i = 0; i < ms / 10 && !o->done; i++)
+		usleep(10 * 1000);
+	return o->done;
+}
+
+TEST_F(issm, a_second_opener_waits_for_the_first)
+{
+	struct opener o = { .path = self->path, .fd = -1 };
+	pthread_t thread;
+	int fd;
+
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, open(self->path, O_RDWR | O_NONBLOCK));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
+	EXPECT_FALSE(done_within(&o, 300)) TH_LOG("second open did not wait");
+	EXPECT_EQ(0, close(fd));
+	EXPECT_TRUE(done_within(&o, 5000)) TH_LOG("second open still waiting after the first closed");
+	pthread_join(thread, NULL);
+	EXPECT_LE(0, o.fd) TH_LOG("second open: %s", strerror(o.err));
+	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	if (o.fd >= 0)
+		close(o.fd);
+	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+}
+
+static void on_signal(int sig)
+{
+}
+
+TEST_F(issm, a_signal_ends_the_wait)
+{
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART */
+	struct opener o = { .path = self->path, .fd = -1 };
+	pthread_t thread;
+	int fd;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
+	EXPECT_FALSE(done_within(&o, 300));
+	pthread_kill(thread, SIGUSR1);
+	EXPECT_TRUE(done_within(&o, 5000)) TH_LOG("open still waiting after a signal");
+	pthread_join(thread, NULL);
+	EXPECT_EQ(-1, o.fd);
+	EXPECT_EQ(EINTR, o.err);
+	/* The holder is still the holder. */
+	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
