@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Moving MADs through umad between rxe0 (client) and rxe1 (server) with the
+ * raw ABI: the TID rewrite, timeout reports, the duplicate-TID rule, the
+ * write checks (CVE-2026-23243's short writes, the 256-byte limit), kernel
+ * RMPP responses of 1 to 100 segments reassembled (and ENOSPC with the
+ * length for a short buffer), both header layouts, poll readiness and a
+ * blocking read woken by an arrival.
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <rdma/ib_user_mad.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define NEW_HDR 64
+#define OLD_HDR 56
+#define MAD 256
+#define VENDOR1_CLASS 0x0a /* no RMPP */
+#define VENDOR2_CLASS 0x30 /* vendor range 2: OUI, kernel RMPP */
+#define OUI 0x001405
+#define GET 0x01
+#define GET_RESP 0x81
+#define RMPP_DATA 216 /* 256 - the vendor header (40) */
+#define QP1_QKEY 0x80010000
+
+struct end {
+	int fd;
+	__u32 agent;
+	__u8 gid[16]; /* of this end's port */
+};
+
+static int reg(struct end *e, int class, int method, int rmpp, bool old_abi)
+{
+	if (old_abi) {
+		struct ib_user_mad_reg_req req = {
+			.qpn = 1, .mgmt_class = class, .mgmt_class_version = 1,
+			.rmpp_version = rmpp,
+		};
+
+		if (method >= 0)
+			req.method_mask[method / (8 * sizeof(long))] |= 1UL << (method % (8 * sizeof(long)));
+		if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT, &req))
+			return -errno;
+		e->agent = req.id;
+	} else {
+		struct ib_user_mad_reg_req2 req = {
+			.qpn = 1, .mgmt_class = class, .mgmt_class_version = 1,
+			.oui = class >= 0x30 ? OUI : 0, .rmpp_version = rmpp,
+		};
+
+		if (method >= 0)
+			req.method_mask[method / 64] |= 1ULL << (method % 64);
+		if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT2, &req))
+			return -errno;
+		e->agent = req.id;
+	}
+	return 0;
+}
+
+static int open_end(struct end *e, const char *ibdev)
+{
+	char path[128];
+
+	if (umad_path(ibdev, 1, path, sizeof(path)) || read_gid(ibdev, 1, 0, e->gid))
+		return -1;
+	e->fd = open(path, O_RDWR);
+	return e->fd < 0 ? -1 : 0;
+}
+
+/* A MAD's common header; vendor range 2 classes get the OUI too. */
+static void mad_header(__u8 *mad, int class, int method, __u64 tid)
+{
+	memset(mad, 0, 40);
+	mad[0] = 1;
+	mad[1] = class;
+	mad[2] = 1;
+	mad[3] = method;
+	for (int i = 0; i < 8; i++)
+		mad[8 + i] = tid >> (56 - 8 * i);
+	mad[16] = 0xff; /* attribute 0xff10, nobody's */
+	mad[17] = 0x10;
+	if (class >= 0x30 && class <= 0x4f) {
+		mad[37] = OUI >> 16;
+		mad[38] = OUI >> 8;
+		mad[39] = OUI & 0xff;
+	}
+}
+
+static __u64 mad_tid(const __u8 *mad)
+{
+	__u64 tid = 0;
+
+	for (int i = 0; i < 8; i++)
+		tid = tid << 8 | mad[8 + i];
+	return tid;
+}
+
+/* Writes hdr (new layout) + mad[len] to the GID to; returns write's result or -errno. */
+static ssize_t send_to(struct end *from, const __u8 *to, const __u8 *mad, size_t len,
+		       int timeout_ms, int retries)
+{
+	static __u8 buf[NEW_HDR + 64 * 1024];
+	struct ib_user_mad *umad = (void *)buf;
+	ssize_t ret;
+
+	memset(umad, 0, NEW_HDR);
+	umad->hdr.id = from->agent;
+	umad->hdr.timeout_ms = timeout_ms;
+	umad->hdr.retries = retries;
+	umad->hdr.qpn = htonl(1);
+	umad->hdr.qkey = htonl(QP1_QKEY);
+	umad->hdr.grh_present = 1;
+	umad->hdr.hop_limit = 64;
+	memcpy(umad->hdr.gid, to, 16);
+	memcpy(buf + NEW_HDR, mad, len);
+	ret = write(from->fd, buf, NEW_HDR + len);
+	return ret < 0 ? -errno : ret;
+}
+
+/* Waits up to ms for something to read, then reads it; -errno on error. */
+static ssize_t recv_within(int fd, void *buf, size_t len, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t ret;
+
+	if (poll(&p, 1, ms) != 1)
+		return -ETIMEDOUT;
+	ret = read(fd, buf, len);
+	return ret < 0 ? -errno : ret;
+}
+
+static long elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+FIXTURE(data) {
+	struct end client, server;
+	__u8 buf[NEW_HDR + 64 * 1024];
+};
+
+FIXTURE_SETUP(data)
+{
+	ASSERT_EQ(0, open_end(&self->client, "rxe0"));
+	ASSERT_EQ(0, open_end(&self->server, "rxe1"));
+}
+
+FIXTURE_TEARDOWN(data)
+{
+	close(self->client.fd);
+	close(self->server.fd);
+}
+
+/* The server reads the client's GET; returns its TID as received. */
+static __u64 serve_request(struct __test_metadata *_metadata, FIXTURE_DATA(data) *self)
+{
+	struct ib_user_mad *umad = (void *)self->buf;
+	ssize_t n = recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000);
+
+	EXPECT_EQ(NEW_HDR + MAD, n);
+	EXPECT_EQ(0U, umad->hdr.status);
+	EXPECT_EQ(self->server.agent, umad->hdr.id);
+	EXPECT_EQ((__u32)(NEW_HDR + MAD), umad->hdr.length);
+	EXPECT_EQ(1U, ntohl(umad->hdr.qpn));
+	EXPECT_EQ(1, umad->hdr.grh_present);
+	EXPECT_EQ(0, memcmp(umad->hdr.gid, self->client.gid, 16));
+	EXPECT_EQ(GET, self->buf[NEW_HDR + 3]);
+	return mad_tid(self->buf + NEW_HDR);
+}
+
+TEST_F(data, a_request_keeps_its_tid_low_word_and_gets_the_agents_high_word)
+{
+	__u8 mad[MAD];
+	__u64 seen;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	mad_header(mad, VENDOR1_CLASS, GET, 0x1122334455667788ULL);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 2000, 0));
+	seen = serve_request(_metadata, self);
+	EXPECT_EQ(0x55667788ULL, seen & 0xffffffff);
+	EXPECT_NE(0x11223344ULL, seen >> 32);
+	/* The response, with the TID as seen, reaches the client. */
+	mad_header(mad, VENDOR1_CLASS, GET_RESP, seen);
+	mad[100] = 0x5a;
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->server, self->client.gid, mad, MAD, 0, 0));
+	ASSERT_EQ(NEW_HDR + MAD, recv_within(self->client.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_EQ(GET_RESP, self->buf[NEW_HDR + 3]);
+	EXPECT_EQ(seen, mad_tid(self->buf + NEW_HDR));
+	EXPECT_EQ(0x5a, self->buf[NEW_HDR + 100]);
+}
+
+TEST_F(data, an_unanswered_request_is_reported_as_timed_out)
+{
+	struct ib_user_mad *umad = (void *)self->buf;
+	struct timespec start;
+	__u8 mad[MAD];
+	__u64 seen;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	mad_header(mad, VENDOR1_CLASS, GET, 0xabcd0042);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 200, 1));
+	seen = serve_request(_metadata, self); /* and stays silent */
+	/* The resend reaches the server too. */
+	EXPECT_EQ(seen, serve_request(_metadata, self));
+	ASSERT_EQ(NEW_HDR + 24, recv_within(self->client.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_LE(400, elapsed_ms(&start)) TH_LOG("timeout_ms x (retries + 1) not waited");
+	EXPECT_EQ((__u32)ETIMEDOUT, umad->hdr.status);
+	EXPECT_EQ(self->client.agent, umad->hdr.id);
+	EXPECT_EQ(200U, umad->hdr.timeout_ms);
+	EXPECT_EQ(1U, umad->hdr.retries);
+	EXPECT_EQ(seen, mad_tid(self->buf + NEW_HDR));
+	EXPECT_EQ(0, memcmp(self->buf + NEW_HDR, mad, 8));
+	/* A report needs header + 24 bytes: less is EINVAL, and it stays. */
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 100, 0));
+	serve_request(_metadata, self);
+	usleep(300 * 1000);
+	EXPECT_EQ(-1, read(self->client.fd, self->buf, NEW_HDR + 23));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NEW_HDR + 24, read(self->client.fd, self->buf, NEW_HDR + 24));
+}
+
+TEST_F(data, a_duplicate_outstanding_tid_is_refused)
+{
+	struct ib_user_mad *umad = (void *)self->buf;
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	mad_header(mad, VENDOR1_CLASS, GET, 7);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
+	EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
+	/* Another TID, or another class with the same TID, is fine. */
+	mad_header(mad, VENDOR1_CLASS, GET, 8);
+	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
+	/* Once the first is over (timed out), its TID is free again. */
+	ASSERT_EQ(NEW_HDR + 24, recv_within(self->client.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_EQ((__u32)ETIMEDOUT, umad->hdr.status);
+	ASSERT_EQ(NEW_HDR + 24, recv_within(self->client.fd, self->buf, sizeof(self->buf), 5000));
+	mad_header(mad, VENDOR1_CLASS, GET, 7);
+	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
+}
+
+TEST_F(data, writes_too_short_for_the_class_header_are_refused)
+{
+	__u8 mad[MAD] = { 0 };
+
+	ASSERT_EQ(0, reg(&self->client, 0, -1, 0, false));
+	mad_header(mad, 0x03, GET, 1); /* SA: 56-byte header */
+	for (size_t len = 36; len < 56; len += 5) {
+		EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, len, 0, 0))
+			TH_LOG("SA MAD of %zu bytes", len);
+	}
+	mad_header(mad, 0x06, GET, 1); /* device management: 64 */
+	EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, 63, 0, 0));
+	/* A non-RMPP MAD is at most 256 bytes. */
+	mad_header(mad, VENDOR1_CLASS, GET, 1);
+	EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD + 1, 0, 0));
+	/* RoCE needs a GRH. */
+	{
+		struct ib_user_mad *umad = (void *)self->buf;
+
+		memset(self->buf, 0, sizeof(self->buf));
+		umad->hdr.id = self->client.agent;
+		umad->hdr.qpn = htonl(1);
+		umad->hdr.lid = htons(1);
+		memcpy(self->buf + NEW_HDR, mad, MAD);
+		EXPECT_EQ(-1, write(self->client.fd, self->buf, NEW_HDR + MAD));
+		EXPECT_EQ(EINVAL, errno);
+	}
+}
+
+/* The server answers with an RMPP response of len data bytes. */
+static void rmpp_response(struct __test_metadata *_metadata, FIXTURE_DATA(data) *self,
+			  __u64 tid, size_t len)
+{
+	static __u8 mad[40 + 64 * 1024];
+
+	mad_header(mad, VENDOR2_CLASS, GET_RESP, tid);
+	mad[24] = 1; /* RMPP version */
+	mad[25] = 1; /* DATA */
+	mad[26] = 1; /* ACTIVE: the kernel segments it */
+	for (size_t i = 0; i < len; i++)
+		mad[40 + i] = i * 7 + i / RMPP_DATA;
+	ASSERT_EQ((ssize_t)(NEW_HDR + 40 + len),
+		  send_to(&self->server, self->client.gid, mad, 40 + len, 0, 0));
+}
+
+TEST_F(data, kernel_rmpp_responses_are_reassembled)
+{
+	static const int segments[] = { 1, 2, 10, 100 };
+	struct ib_user_mad *umad = (void *)self->buf;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR2_CLASS, GET, 1, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR2_CLASS, -1, 1, false));
+	for (size_t s = 0; s < ARRAY_SIZE(segments); s++) {
+		size_t len = segments[s] * RMPP_DATA - 10;
+		__u8 mad[MAD];
+		__u64 tid;
+		ssize_t n;
+
+		mad_header(mad, VENDOR2_CLASS, GET, 100 + s);
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 5000, 0));
+		tid = serve_request(_metadata, self);
+		rmpp_response(_metadata, self, tid, len);
+		if (segments[s] > 1) {
+			/* Too small for the message: the header and length come. */
+			memset(self->buf, 0, NEW_HDR + MAD);
+			n = recv_within(self->client.fd, self->buf, NEW_HDR + MAD, 10000);
+			EXPECT_EQ(-ENOSPC, n) TH_LOG("%d segments", segments[s]);
+			EXPECT_EQ(NEW_HDR + 40 + len, umad->hdr.length);
+			EXPECT_EQ(GET_RESP, self->buf[NEW_HDR + 3]);
+		}
+		n = recv_within(self->client.fd, self->buf, sizeof(self->buf), 10000);
+		ASSERT_EQ((ssize_t)(NEW_HDR + 40 + len), n) TH_LOG("%d segments", segments[s]);
+		EXPECT_EQ(tid, mad_tid(self->buf + NEW_HDR));
+		for (size_t i = 0; i < len; i++)
+			if (self->buf[NEW_HDR + 40 + i] != (__u8)(i * 7 + i / RMPP_DATA)) {
+				EXPECT_EQ((__u8)(i * 7 + i / RMPP_DATA), self->buf[NEW_HDR + 40 + i])
+					TH_LOG("%d segments: byte %zu", segments[s], i);
+				break;
+			}
+	}
+}
+
+TEST_F(data, the_old_header_has_no_pkey_index)
+{
+	__u8 mad[MAD], *buf = self->buf;
+	struct ib_user_mad_hdr_old *old = (void *)buf;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, true));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	mad_header(mad, VENDOR1_CLASS, GET, 0x77);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 100, 0));
+	ASSERT_EQ(OLD_HDR + MAD, recv_within(self->server.fd, buf, sizeof(self->buf), 5000));
+	EXPECT_EQ((__u32)(OLD_HDR + MAD), old->length);
+	EXPECT_EQ(self->server.agent, old->id);
+	EXPECT_EQ(GET, buf[OLD_HDR + 3]);
+	EXPECT_EQ(0x77U, mad_tid(buf + OLD_HDR) & 0xffffffff);
+}
+
+TEST_F(data, poll_and_a_blocked_read_see_an_arrival)
+{
+	struct pollfd p = { .fd = -1, .events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM };
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	p.fd = self->server.fd;
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
+	mad_header(mad, VENDOR1_CLASS, GET, 0x99);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 100, 0));
+	EXPECT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM, p.revents);
+	/* A blocking read returns what is there. */
+	EXPECT_EQ(NEW_HDR + MAD, read(self->server.fd, self->buf, sizeof(self->buf)));
+	EXPECT_EQ(1, poll(&p, 1, 0));
+	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
+}
+
+TEST_HARNESS_MAIN
