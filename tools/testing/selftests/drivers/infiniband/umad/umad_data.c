@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
@@ -361,12 +362,75 @@ TEST_F(data, poll_and_a_blocked_read_see_an_arrival)
 	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
 	mad_header(mad, VENDOR1_CLASS, GET, 0x99);
 	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 100, 0));
+	/* Waits for the arrival (writable is always true, so ask for IN only). */
+	p.events = POLLIN;
 	EXPECT_EQ(1, poll(&p, 1, 5000));
+	p.events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM, p.revents);
 	/* A blocking read returns what is there. */
 	EXPECT_EQ(NEW_HDR + MAD, read(self->server.fd, self->buf, sizeof(self->buf)));
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
+}
+
+static void on_signal(int sig)
+{
+}
+
+static void *signal_after(void *arg)
+{
+	usleep(300 * 1000);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
+	return NULL;
+}
+
+TEST_F(data, a_signal_ends_a_blocked_read)
+{
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART */
+	pthread_t self_thread = pthread_self(), thread;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, signal_after, &self_thread));
+	EXPECT_EQ(-1, read(self->server.fd, self->buf, sizeof(self->buf)));
+	EXPECT_EQ(EINTR, errno);
+	pthread_join(thread, NULL);
+}
+
+/* Closing with requests outstanding flushes them; nothing leaks (kmemleak). */
+TEST_F(data, close_with_sends_outstanding)
+{
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	for (int i = 0; i < 50; i++) {
+		mad_header(mad, VENDOR1_CLASS, GET, 0x1000 + i);
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 10000, 3));
+	}
+	EXPECT_EQ(0, close(self->client.fd));
+	self->client.fd = open_end(&self->client, "rxe0") ? -1 : self->client.fd;
+	ASSERT_LE(0, self->client.fd);
+}
+
+/* Closing while an RMPP response is arriving. */
+TEST_F(data, close_during_an_rmpp_transfer)
+{
+	__u8 mad[MAD];
+	__u64 tid;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR2_CLASS, GET, 1, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR2_CLASS, -1, 1, false));
+	mad_header(mad, VENDOR2_CLASS, GET, 0x2000);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 5000, 0));
+	tid = serve_request(_metadata, self);
+	rmpp_response(_metadata, self, tid, 100 * RMPP_DATA);
+	EXPECT_EQ(0, close(self->client.fd));
+	usleep(500 * 1000);
+	EXPECT_EQ(0, close(self->server.fd));
+	ASSERT_EQ(0, open_end(&self->client, "rxe0"));
+	ASSERT_EQ(0, open_end(&self->server, "rxe1"));
 }
 
 TEST_HARNESS_MAIN
