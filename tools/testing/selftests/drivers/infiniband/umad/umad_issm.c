@@ -45,7 +45,8 @@ FIXTURE_SETUP(issm)
 	node_dev_path(&nodes[0], self->path, sizeof(self->path));
 }
 
-FIXTURE_TEARDOWN(issm)
+/* In the parent: it runs even when a failed ASSERT ends the test. */
+FIXTURE_TEARDOWN_PARENT(issm)
 {
 	if (self->loaded)
 		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
@@ -159,6 +160,46 @@ TEST_F(issm, a_signal_ends_the_wait)
 	/* The holder is still the holder. */
 	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
 	close(fd);
+}
+
+/*
+ * The device goes while one task holds issmN and another waits to open it.
+ * When the holder closes, the waiter must fail with ENXIO and leave the
+ * removed device alone. The C ib_umad calls ib_modify_port() on a NULL
+ * device there (UMAD_BEHAVIOUR.md section 10): against it this test fails
+ * without running the case, which would oops the kernel and leave ib_umad
+ * stuck loaded (expected-failures-c.txt).
+ */
+TEST_F(issm, a_waiting_opener_gets_enxio_when_the_device_goes)
+{
+	struct opener o = { .path = self->path, .fd = -1 };
+	const char *module = umad_module();
+	pthread_t thread;
+	sigset_t all;
+	FILE *remove;
+	int fd;
+
+	ASSERT_TRUE(module != NULL);
+	ASSERT_STRNE("ib_umad", module)
+		TH_LOG("not run: ib_umad would dereference the removed device");
+	fd = open(self->path, O_RDWR);
+	ASSERT_LE(0, fd);
+	/* Only the waiter may take signals: none must end its wait. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
+	EXPECT_FALSE(done_within(&o, 300));
+	remove = fopen("/sys/kernel/debug/ib_loopback/remove_device", "w");
+	ASSERT_TRUE(remove != NULL);
+	fprintf(remove, "%s\n", self->ibdev);
+	ASSERT_EQ(0, fclose(remove));
+	EXPECT_NE(0, access(self->path, F_OK)) TH_LOG("%s outlived its device", self->path);
+	EXPECT_FALSE(done_within(&o, 300)) TH_LOG("the waiter did not wait for the holder");
+	EXPECT_EQ(0, close(fd));
+	EXPECT_TRUE(done_within(&o, 5000)) TH_LOG("the waiter still waits after the holder closed");
+	pthread_join(thread, NULL);
+	EXPECT_EQ(-1, o.fd);
+	EXPECT_EQ(ENXIO, o.err);
 }
 
 TEST_HARNESS_MAIN
