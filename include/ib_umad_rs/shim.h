@@ -12,6 +12,7 @@
 #include <linux/semaphore.h>
 #include <linux/poll.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_user_mad.h>
 #include <rdma/ib_verbs.h>
 
 u32 ib_umad_rs_start_port(const struct ib_device *device);
@@ -39,5 +40,12 @@ void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_in
 void ib_umad_rs_ah_set_dgid_raw(struct rdma_ah_attr *attr, const void *gid);
 const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr);
 const char *ib_umad_rs_current_comm(void);
+u32 ib_umad_rs_device_index(const struct ib_device *device);
+void ib_umad_rs_trace_write(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+			    const struct ib_mad_hdr *mad);
+void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+				const struct ib_mad_hdr *mad);
+void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+				const struct ib_mad_hdr *mad);
 
 #endif

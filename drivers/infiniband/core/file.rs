@@ -17,6 +17,7 @@ use crate::{
     packet::{Body, Packet, SendKey},
     port::Port,
     slots::{Slots, MAX_AGENTS},
+    trace,
     uapi::{self, Be16, Be32, HdrLayout, Ioctl, RegReq, RegReq2, UserMadHdr},
     wait::{poll_bits, PollTable, WaitQueue},
 };
@@ -229,7 +230,8 @@ impl UmadFile {
                 self.queued.load(Ordering::Relaxed) > 0 || self.dead.load(Ordering::Acquire)
             })?;
         };
-        let copied = packet.copy_out(out, count, layout);
+        let origin = self.port.trace_origin();
+        let copied = packet.copy_out(out, count, layout, |event, hdr, mad| trace::emit(event, origin, hdr, mad));
         if copied.is_err() {
             // Nothing is lost: the packet goes back to the head.
             self.state.lock().received.push_front(packet);
@@ -272,6 +274,7 @@ impl UmadFile {
         input.read_slice(&mut start.0)?;
 
         let state = self.state.lock();
+        trace::emit(trace::Event::Write, self.port.trace_origin(), &hdr, &start.0);
         let agent = state.live_agent(hdr.id).ok_or(EIO)?;
         let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();

@@ -71,6 +71,12 @@ impl Device {
         DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
     }
 
+    /// The device's index, which tracepoints report; fixed for its life.
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: the device is valid by the type invariants.
+        unsafe { bindings::ib_umad_rs_device_index(self.as_raw()) }
+    }
+
     /// The device's parent, under which its umad nodes sit in sysfs.
     pub(crate) fn parent(&self) -> *mut bindings::device {
         // SAFETY: the device is valid by the type invariants.

@@ -22,6 +22,7 @@ mod port;
 mod semaphore;
 mod slots;
 mod sysfs;
+mod trace;
 mod uapi;
 mod wait;
 

@@ -6,6 +6,9 @@
 #include <linux/sched.h>
 #include <ib_umad_rs/shim.h>
 
+#define CREATE_TRACE_POINTS
+#include <ib_umad_rs/trace.h>
+
 u32 ib_umad_rs_start_port(const struct ib_device *device)
 {
 	return rdma_start_port(device);
@@ -125,4 +128,27 @@ const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *
 const char *ib_umad_rs_current_comm(void)
 {
 	return current->comm;
+}
+
+u32 ib_umad_rs_device_index(const struct ib_device *device)
+{
+	return device->index;
+}
+
+void ib_umad_rs_trace_write(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+			    const struct ib_mad_hdr *mad)
+{
+	trace_ib_umad_write(dev_index, port_num, hdr, mad);
+}
+
+void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+				const struct ib_mad_hdr *mad)
+{
+	trace_ib_umad_read_recv(dev_index, port_num, hdr, mad);
+}
+
+void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
+				const struct ib_mad_hdr *mad)
+{
+	trace_ib_umad_read_send(dev_index, port_num, hdr, mad);
 }

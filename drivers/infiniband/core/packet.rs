@@ -9,6 +9,7 @@
 use crate::{
     ib_mad::{ReceivedMad, SendContext},
     mad::{data_offset, RecvLayout, MAD_HDR_SIZE},
+    trace::Event,
     uapi::{HdrLayout, UserMadHdr},
 };
 use kernel::{
@@ -73,9 +74,16 @@ impl Packet {
     }
 
     /// Copies the packet to `out`, which has `count` bytes, behind a
-    /// `layout` header; returns how many bytes that is. On an error the
-    /// packet is still whole, to be read again.
-    pub(crate) fn copy_out(&self, mut out: UserSliceWriter, count: usize, layout: HdrLayout) -> Result<usize> {
+    /// `layout` header; returns how many bytes that is, after `trace` saw
+    /// the event, header and MAD header (the last segment's, as ib_umad
+    /// traces). On an error the packet is still whole, to be read again.
+    pub(crate) fn copy_out(
+        &self,
+        mut out: UserSliceWriter,
+        count: usize,
+        layout: HdrLayout,
+        trace: impl FnOnce(Event, &UserMadHdr, &[u8]),
+    ) -> Result<usize> {
         let hdr_size = layout.size();
         match &self.body {
             Body::Received(mad) => {
@@ -89,9 +97,12 @@ impl Packet {
                 if !plan.fits {
                     return Err(ENOSPC);
                 }
+                let mut last = first;
                 for (len, segment) in plan.more_segments().zip(segments) {
                     out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
+                    last = segment;
                 }
+                trace(Event::ReadRecv, &self.hdr, last);
                 Ok(hdr_size + mad.len())
             }
             Body::Sent { mad } => {
@@ -101,6 +112,7 @@ impl Packet {
                 let report = UserMadHdr { status: ETIMEDOUT, ..self.hdr };
                 out.write_slice(&report.to_bytes()[..hdr_size])?;
                 out.write_slice(mad)?;
+                trace(Event::ReadSend, &report, mad);
                 Ok(hdr_size + mad.len())
             }
         }

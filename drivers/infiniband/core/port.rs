@@ -15,6 +15,7 @@ use crate::{
     ib::{self, DeviceHandle},
     numbering::{DevnumAllocator, Regions, MAX_PORTS},
     semaphore::Semaphore,
+    trace,
     wait::PollTable,
 };
 use kernel::{
@@ -42,6 +43,9 @@ pub(crate) struct Port {
     pub(crate) devnum: u32,
     /// The port's number on its IB device.
     pub(crate) number: u32,
+    /// The IB device's index, for tracepoints (which must not touch the
+    /// device itself: it may be gone).
+    device_index: u32,
     /// Whether the port has an SMI, hence an issm node.
     smi: bool,
     #[pin]
@@ -105,6 +109,7 @@ impl Port {
             pin_init!(Port {
                 devnum,
                 number,
+                device_index: device.index(),
                 smi,
                 umad <- Node::new(),
                 issm <- Node::new(),
@@ -165,6 +170,11 @@ impl Port {
             state.device = None;
         }
         context.devnums.lock().free(self.devnum);
+    }
+
+    /// Where this port's tracepoint events happen.
+    pub(crate) fn trace_origin(&self) -> trace::Origin {
+        trace::Origin { device_index: self.device_index, port: self.number }
     }
 
     /// Logs a notice about the port, on `umadN`.

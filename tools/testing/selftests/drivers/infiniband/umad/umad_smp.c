@@ -32,6 +32,14 @@
 #define PERMISSIVE_LID 0xffff
 #define NOBODY_LID 0x0fff
 #define MAD_SIZE 256
+#define CLASS_SA 0x03
+#define METHOD_GET_TABLE 0x12
+#define METHOD_GET_TABLE_RESP 0x92
+#define RMPP_TYPE_DATA 1
+#define RMPP_FLAG_ACTIVE 0x01
+#define SA_HDR_LEN 56 /* MAD, RMPP and SA headers */
+#define RMPP_DATA_LEN 1000 /* five segments of 200 bytes */
+#define BIG_MAD 4096
 #define NPORTS 4 /* iblo0/1, iblo0/2, iblo1/1, iblo1/2 */
 /* umad puts the agent's number in the upper half of a request's TID. */
 #define TID_LOW(mad) ((uint32_t)be64toh((mad)->tid))
@@ -86,20 +94,28 @@ static unsigned long read_number(const char *path)
 	return strtoul(buf, NULL, 0);
 }
 
-static int write_knob(const char *knob, unsigned long value)
+static int write_file(const char *file, const char *value)
 {
 	char path[128];
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), LOOPBACK_DBG "%s", knob);
+	snprintf(path, sizeof(path), LOOPBACK_DBG "%s", file);
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
-	ret = fprintf(f, "%lu\n", value) < 0 ? -EIO : 0;
+	ret = fprintf(f, "%s\n", value) < 0 ? -EIO : 0;
 	if (fclose(f))
 		ret = -errno;
 	return ret;
+}
+
+static int write_knob(const char *knob, unsigned long value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lu", value);
+	return write_file(knob, buf);
 }
 
 /* A counter of the stats file (tx, delivered, dropped, lost). */
@@ -544,6 +560,135 @@ TEST_F(lo, delay_ms_delays_every_delivery)
 	EXPECT_EQ(0, umad_status(self->umad));
 	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
 	EXPECT_LE(800, now_ms() - start);
+}
+
+/*
+ * A SubnAdmGetTable from iblo0 port 1 to a server on iblo1 port 2, and its
+ * five-segment response through the kernel's RMPP, every nth packet on the
+ * fabric dropped (0: none).
+ */
+static void rmpp_get_table(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(lo) *self, int nth)
+{
+	long get_table[16 / sizeof(long)] = { 0 };
+	int client, server, len, ret, bad;
+	ib_mad_addr_t *from;
+	uint8_t *big, *m;
+
+	get_table[METHOD_GET_TABLE / (8 * sizeof(long))] |=
+		1L << (METHOD_GET_TABLE % (8 * sizeof(long)));
+	server = umad_register(self->fd[3], CLASS_SA, 2, 1, get_table);
+	ASSERT_LE(0, server) TH_LOG("server register: %s", strerror(-server));
+	client = umad_register(self->fd[0], CLASS_SA, 2, 1, NULL);
+	ASSERT_LE(0, client) TH_LOG("client register: %s", strerror(-client));
+	big = calloc(1, umad_size() + BIG_MAD);
+	ASSERT_NE(NULL, big);
+	m = umad_get_mad(big);
+	from = umad_get_mad_addr(big);
+
+	m[0] = 1;
+	m[1] = CLASS_SA;
+	m[2] = 2;
+	m[3] = METHOD_GET_TABLE;
+	*(__be64 *)(m + 8) = htobe64(0x7ab1e);
+	m[17] = 0x11;			/* NodeRecord */
+	m[24] = 1;			/* RMPP version, not active */
+	umad_set_addr(big, self->p[3].lid, 1, 0, QP1_QKEY);
+	ASSERT_EQ(0, write_knob("drop_every_nth", nth));
+	ASSERT_EQ(0, write_knob("log_packets", 1));
+	/* One try: a retried GET would shift the drop pattern. */
+	ASSERT_EQ(0, umad_send(self->fd[0], client, big, MAD_SIZE, 20000, 0));
+
+	len = BIG_MAD;
+	ret = umad_recv(self->fd[3], big, &len, 20000);
+	ASSERT_EQ(server, ret) TH_LOG("server recv: %s", strerror(-ret));
+	ASSERT_EQ(METHOD_GET_TABLE, m[3]);
+
+	/* The answer: 1000 bytes of table, segmented by the kernel. */
+	m[3] = METHOD_GET_TABLE_RESP;
+	m[25] = RMPP_TYPE_DATA;
+	m[26] = RMPP_FLAG_ACTIVE;
+	for (int i = 0; i < RMPP_DATA_LEN; i++)
+		m[SA_HDR_LEN + i] = i * 7 + 1;
+	from->qkey = htobe32(QP1_QKEY);
+	/*
+	 * Above 2 s, so that mad_rmpp.c's send_next_seg() rearms the ACK
+	 * timer (2 s) with each segment: with 2 s or less it leaves the
+	 * absolute expiry of the previous wait in place, and a window sent
+	 * after a retry then waits for its ACK practically for ever.
+	 */
+	ret = umad_send(self->fd[3], server, big, SA_HDR_LEN + RMPP_DATA_LEN,
+			3000, 5);
+	ASSERT_EQ(0, ret) TH_LOG("server send: %s", strerror(-ret));
+
+	memset(big, 0, umad_size() + BIG_MAD);
+	len = BIG_MAD;
+	ret = umad_recv(self->fd[0], big, &len, 25000);
+	ASSERT_EQ(client, ret) TH_LOG("client recv: %s", strerror(-ret));
+	EXPECT_EQ(0, umad_status(big));
+	EXPECT_EQ(METHOD_GET_TABLE_RESP, m[3]);
+	EXPECT_EQ(0x7ab1eu, (uint32_t)be64toh(*(__be64 *)(m + 8)));
+	ASSERT_LE(SA_HDR_LEN + RMPP_DATA_LEN, len);
+	for (bad = 0; bad < RMPP_DATA_LEN; bad++)
+		if (m[SA_HDR_LEN + bad] != (uint8_t)(bad * 7 + 1))
+			break;
+	EXPECT_EQ(RMPP_DATA_LEN, bad) TH_LOG("table differs at byte %d", bad);
+	free(big);
+}
+
+TEST_F(lo, rmpp_response_in_five_segments)
+{
+	long tx = stat_of("tx");
+
+	rmpp_get_table(_metadata, self, 0);
+	/* GET, segment 1, ACK, segments 2-5 (then the last ACK). */
+	EXPECT_LE(tx + 7, stat_of("tx"));
+}
+
+/*
+ * Every third packet lost: the first ACK (the sender times out and resends
+ * segment 1), then segments 2 and 5 of the window (it times out again and
+ * resends 2-5, of which 4 is lost but was there already). With every
+ * fourth, segment 2 would be lost in every round of four.
+ */
+TEST_F(lo, rmpp_response_with_every_third_packet_dropped)
+{
+	long dropped = stat_of("dropped");
+
+	rmpp_get_table(_metadata, self, 3);
+	EXPECT_LE(dropped + 2, stat_of("dropped"));
+}
+
+TEST_F(lo, device_removal_and_unload_with_mads_on_the_wire)
+{
+	long lost = stat_of("lost");
+	int client, server;
+	double start;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("delay_ms", 2000));
+	start = now_ms();
+	for (int i = 0; i < 4; i++) {
+		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad,
+				       MAD_SIZE, 0, 0));
+	}
+	/* iblo1 goes while they are on the wire: they find nobody. */
+	ASSERT_EQ(0, write_file("remove_device", "iblo1"));
+	EXPECT_NE(0, access(SYS_IB_CLASS "/iblo1", F_OK));
+	if (now_ms() - start > 1500)
+		SKIP(return, "removing iblo1 took more than the delay");
+	usleep((2600 - (now_ms() - start)) * 1000);
+	EXPECT_EQ(lost + 4, stat_of("lost"));
+	EXPECT_EQ(-ENODEV, write_file("remove_device", "iblo1"));
+
+	/* More on the wire when the module goes (teardown): no leak. */
+	ASSERT_EQ(0, write_knob("delay_ms", 10000));
+	for (int i = 0; i < 4; i++) {
+		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[1].lid, 1);
+		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad,
+				       MAD_SIZE, 0, 0));
+	}
 }
 
 TEST_HARNESS_MAIN

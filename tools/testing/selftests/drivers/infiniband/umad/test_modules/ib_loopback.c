@@ -27,6 +27,8 @@
  *                  (0: off)
  *  drop_next       K: drop the next K packets sent
  *  delay_ms        delay each delivery by that many milliseconds
+ *  log_packets     1: log every packet's fate (MAD class, method, TID,
+ *                  RMPP type and segment) to the kernel log
  *  add_device      write a port count (1-128; 0: the nports parameter) to
  *                  add a device with the lowest free index
  *  remove_device   write "iblo<i>" or "<i>" to remove that device
@@ -209,6 +211,7 @@ static u32 lo_drop_nth;
 static u32 lo_drop_count;
 static u32 lo_drop_next;
 static u32 lo_delay_ms;
+static u32 lo_log_packets;
 static u64 lo_stat_tx, lo_stat_delivered, lo_stat_dropped, lo_stat_lost;
 
 static inline struct lo_dev *to_ldev(struct ib_device *ibdev)
@@ -1115,6 +1118,18 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 	return true;
 }
 
+static void lo_log(const struct lo_pkt *pkt, const char *what)
+{
+	const u8 *d = pkt->data;
+
+	if (!lo_log_packets || pkt->len < 36)
+		return;
+	pr_info("ib_loopback: %s lid %u qp %u -> lid %u qp %u: class 0x%02x method 0x%02x tid 0x%llx rmpp %u seg %u\n",
+		what, pkt->slid, pkt->src_qpn, pkt->dlid, pkt->dst_qpn, d[1],
+		d[3], get_unaligned_be64(d + 8), d[25],
+		get_unaligned_be32(d + 28));
+}
+
 /* The send completion of a packet, and its way onto the wire or not. */
 static bool lo_transmit(struct lo_pkt *pkt, struct lo_cq **notify)
 {
@@ -1140,11 +1155,13 @@ static bool lo_transmit(struct lo_pkt *pkt, struct lo_cq **notify)
 	if (lo_drop_next) {
 		lo_drop_next--;
 		lo_stat_dropped++;
+		lo_log(pkt, "drop");
 		return false;
 	}
 	if (lo_drop_nth && ++lo_drop_count >= lo_drop_nth) {
 		lo_drop_count = 0;
 		lo_stat_dropped++;
+		lo_log(pkt, "drop");
 		return false;
 	}
 	pkt->due = jiffies + msecs_to_jiffies(lo_delay_ms);
@@ -1183,10 +1200,13 @@ static void lo_process(void)
 				break;
 			}
 			list_del(&pkt->node);
-			if (lo_deliver(pkt, &notify[1]))
+			if (lo_deliver(pkt, &notify[1])) {
 				lo_stat_delivered++;
-			else
+				lo_log(pkt, "deliver");
+			} else {
 				lo_stat_lost++;
+				lo_log(pkt, "lost");
+			}
 			done = pkt;
 		}
 		spin_unlock_irqrestore(&lo_lock, flags);
@@ -1558,6 +1578,8 @@ static void lo_debugfs_init(void)
 				   &lo_drop_next, &lo_knob_fops);
 	debugfs_create_file_unsafe("delay_ms", 0600, lo_debugfs,
 				   &lo_delay_ms, &lo_knob_fops);
+	debugfs_create_file_unsafe("log_packets", 0600, lo_debugfs,
+				   &lo_log_packets, &lo_knob_fops);
 	debugfs_create_file("add_device", 0200, lo_debugfs, NULL,
 			    &lo_add_fops);
 	debugfs_create_file("remove_device", 0200, lo_debugfs, NULL,

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
+//! `ib_umad_read_send`), which 6.12's Rust cannot declare: they are defined
+//! in C (`include/ib_umad_rs/trace.h`) and fired through the shim. An event
+//! that nobody enabled costs a call and a static branch.
+
+use crate::{bindings, mad::MAD_HDR_SIZE, uapi::UserMadHdr};
+
+/// Which event.
+#[derive(Clone, Copy)]
+pub(crate) enum Event {
+    /// A MAD written, as userspace wrote it.
+    Write,
+    /// A received MAD read.
+    ReadRecv,
+    /// A timeout report read.
+    ReadSend,
+}
+
+/// Where an event happened: the IB device's index and the port's number.
+#[derive(Clone, Copy)]
+pub(crate) struct Origin {
+    pub(crate) device_index: u32,
+    pub(crate) port: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<bindings::ib_mad_hdr>() == MAD_HDR_SIZE);
+
+/// Fires `event` for a MAD whose common header is `mad`.
+pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
+    // SAFETY: all zeroes is a valid `ib_mad_hdr` (integers).
+    let mut mad_hdr: bindings::ib_mad_hdr = unsafe { core::mem::zeroed() };
+    let len = mad.len().min(MAD_HDR_SIZE);
+    // SAFETY: `mad_hdr` is `MAD_HDR_SIZE` bytes, at least `len`; a copy
+    // keeps the 8-byte alignment of its `tid` that a byte slice lacks.
+    unsafe { core::ptr::copy_nonoverlapping(mad.as_ptr(), (&mut mad_hdr as *mut bindings::ib_mad_hdr).cast(), len) };
+    let fire = match event {
+        Event::Write => bindings::ib_umad_rs_trace_write,
+        Event::ReadRecv => bindings::ib_umad_rs_trace_read_recv,
+        Event::ReadSend => bindings::ib_umad_rs_trace_read_send,
+    };
+    // SAFETY: `UserMadHdr` has `ib_user_mad_hdr`'s layout (asserted in
+    // `bindings`); both pointers are valid for the call.
+    unsafe {
+        fire(
+            origin.device_index,
+            origin.port,
+            (hdr as *const UserMadHdr).cast(),
+            &mad_hdr,
+        )
+    };
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The ib_umad tracepoints: the three events exist with the C driver's record
+# (the fields of each format file, hashed, must equal the C driver's), and a
+# write, a received read and a timeout report each fire theirs. Needs a
+# kernel with event tracing (the rig's debug kernel); SKIPs without.
+. "$(dirname "$0")/lib/ktap_helpers.sh"
+
+TRACING=/sys/kernel/tracing
+EVENTS="ib_umad_write ib_umad_read_recv ib_umad_read_send"
+# md5 of the field lines of each event's format file, as the C ib_umad of
+# 6.12 has them (the event id line differs between loads; it is left out).
+FIELDS_MD5=2d8d088c7d1df81dc24f63e6b3eb53aa
+
+ktap_print_header
+[ -d $TRACING/events ] || mount -t tracefs nodev $TRACING 2>/dev/null
+if [ ! -d $TRACING/events/ib_umad ]; then
+	ktap_set_plan 1
+	ktap_test_skip "kernel without event tracing: no $TRACING/events/ib_umad"
+	ktap_finished
+	exit 0
+fi
+ktap_set_plan 2
+
+fields=$(for e in $EVENTS; do grep -E '^\s*field:|^print fmt' $TRACING/events/ib_umad/$e/format; done |
+	md5sum | cut -d' ' -f1)
+ktap_print_msg "fields md5 $fields"
+[ "$fields" = "$FIELDS_MD5" ] && ktap_test_pass records_match_the_c_driver ||
+	ktap_test_fail records_match_the_c_driver
+
+# umad_data's timeout test writes, reads what it received, and reads a
+# timeout report: each event must show up.
+echo > $TRACING/trace
+echo 1 > $TRACING/events/ib_umad/enable
+"$(dirname "$0")/umad_data" -r data.an_unanswered_request_is_reported_as_timed_out > /dev/null 2>&1
+echo 0 > $TRACING/events/ib_umad/enable
+ok=1
+for e in $EVENTS; do
+	n=$(grep -c " $e: " $TRACING/trace)
+	ktap_print_msg "$e: $n events"
+	[ "$n" -gt 0 ] || ok=0
+done
+grep -q 'ib_umad_read_send: .*status 0x0000006e.*class 0xa ' $TRACING/trace || ok=0
+[ $ok = 1 ] && ktap_test_pass every_event_fires || ktap_test_fail every_event_fires
+
+ktap_finished
