@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * umad_ping: a vendor-class GET from one port and its GET_RESP from another,
- * through libibumad, printing each step. Unchanged libibumad; it cannot tell
- * which umad driver is loaded.
+ * then a GET answered by a 10-segment RMPP response that the kernel MAD
+ * layer segments and reassembles, read as opensm does (a first read too
+ * small, ENOSPC with the length, a second read), all through libibumad,
+ * printing each step. Unchanged libibumad; it cannot tell which umad
+ * driver is loaded.
  *
  *   umad_ping <from-device> <to-device>      (port 1 of each; RoCE needs GRH)
  */
@@ -14,6 +17,9 @@
 #include <infiniband/umad.h>
 
 #define VENDOR_CLASS 0x09
+#define RMPP_CLASS 0x30 /* vendor range 2: OUI and RMPP */
+#define RMPP_SEGMENTS 10
+#define RMPP_DATA 216 /* a segment's data: 256 - the vendor header (40) */
 #define METHOD_GET 0x01
 #define METHOD_GET_RESP 0x81
 #define QP1_QKEY 0x80010000
@@ -46,6 +52,89 @@ static int port_gid(const char *dev, uint8_t gid[16])
 		gid[2 * i] = w[i] >> 8;
 		gid[2 * i + 1] = w[i];
 	}
+	return 0;
+}
+
+/*
+ * Sends one MAD of MAD_SIZE bytes in umad from (from, agent) and receives
+ * the next MAD on to, which must be for to_agent, into umad.
+ */
+static int send_and_receive(int from, int agent, int to, int to_agent, void *umad,
+			    int timeout_ms, int retries, const char *what)
+{
+	int len = MAD_SIZE, ret;
+
+	ret = umad_send(from, agent, umad, MAD_SIZE, timeout_ms, retries);
+	if (ret)
+		return fail(what, ret);
+	ret = umad_recv(to, umad, &len, 5000);
+	if (ret != to_agent)
+		return fail(what, ret < 0 ? ret : EPROTO);
+	return 0;
+}
+
+/* The RMPP stage: a GET on RMPP_CLASS, answered with RMPP_SEGMENTS segments. */
+static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
+{
+	static uint8_t oui[3] = { 0x00, 0x14, 0x05 };
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	int client, server, len, size, ret;
+	const int data = RMPP_SEGMENTS * RMPP_DATA;
+	uint8_t *umad, *mad;
+
+	size = 40 + data;
+	umad = calloc(1, umad_size() + size);
+	if (!umad)
+		return fail("rmpp", ENOMEM);
+	server = umad_register_oui(to, RMPP_CLASS, 1, oui, get_only);
+	if (server < 0)
+		return fail("register RMPP server", server);
+	client = umad_register_oui(from, RMPP_CLASS, 1, oui, NULL);
+	if (client < 0)
+		return fail("register RMPP client", client);
+	mad = umad_get_mad(umad);
+	mad[0] = 1;
+	mad[1] = RMPP_CLASS;
+	mad[2] = 1;
+	mad[3] = METHOD_GET;
+	*(uint64_t *)(mad + 8) = htobe64(0x5678);
+	memcpy(mad + 37, oui, 3);
+	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
+	umad_set_grh(umad, &grh);
+	if (send_and_receive(from, client, to, server, umad, 5000, 0, "RMPP GET"))
+		return 1;
+
+	/* The response: RMPP active, the kernel cuts it into segments. */
+	mad[3] = METHOD_GET_RESP;
+	mad[24] = 1; /* RMPP version */
+	mad[25] = 1; /* DATA */
+	mad[26] = 1; /* ACTIVE */
+	for (int i = 0; i < data; i++)
+		mad[40 + i] = i % 251;
+	umad_get_mad_addr(umad)->qkey = htobe32(QP1_QKEY);
+	ret = umad_send(to, server, umad, size, 0, 0);
+	if (ret)
+		return fail("send RMPP GET_RESP", ret);
+	printf("%s: sent a %d-byte RMPP response (%d segments)\n", argv[2], data, RMPP_SEGMENTS);
+
+	memset(umad, 0, umad_size() + size);
+	len = MAD_SIZE;
+	ret = umad_recv(from, umad, &len, 5000);
+	if (ret != -ENOSPC)
+		return fail("first read of the RMPP response", ret < 0 ? ret : EPROTO);
+	printf("%s: a %d-byte read is too small: ENOSPC, the message has %d bytes\n",
+	       argv[1], MAD_SIZE, len);
+	if (len != size)
+		return fail("RMPP response length", EPROTO);
+	ret = umad_recv(from, umad, &len, 5000);
+	if (ret != client)
+		return fail("second read of the RMPP response", ret);
+	for (int i = 0; i < data; i++)
+		if (mad[40 + i] != i % 251)
+			return fail("RMPP response data", EPROTO);
+	printf("%s: got the RMPP response whole: %d bytes, tid 0x%llx\n", argv[1], len,
+	       (unsigned long long)be64toh(*(uint64_t *)(mad + 8)));
+	free(umad);
 	return 0;
 }
 
@@ -90,15 +179,10 @@ int main(int argc, char **argv)
 		return fail("gid", ret);
 	grh.hop_limit = 64;
 	umad_set_grh(umad, &grh);
-	ret = umad_send(from, client, umad, MAD_SIZE, 2000, 3);
-	if (ret)
-		return fail("send GET", ret);
-	printf("%s: sent GET class 0x%02x tid 0x1234 to %s\n", argv[1], VENDOR_CLASS, argv[2]);
-
+	printf("%s: sending GET class 0x%02x tid 0x1234 to %s\n", argv[1], VENDOR_CLASS, argv[2]);
+	if (send_and_receive(from, client, to, server, umad, 2000, 3, "GET"))
+		return 1;
 	len = MAD_SIZE;
-	ret = umad_recv(to, umad, &len, 5000);
-	if (ret != server)
-		return fail("receive GET", ret);
 	addr = umad_get_mad_addr(umad);
 	printf("%s: got method 0x%02x tid 0x%llx, %d bytes, from QP%u%s\n", argv[2],
 	       mad[3], (unsigned long long)be64toh(*(uint64_t *)(mad + 8)), len,
@@ -106,20 +190,17 @@ int main(int argc, char **argv)
 
 	mad[3] = METHOD_GET_RESP;
 	addr->qkey = htobe32(QP1_QKEY);
-	ret = umad_send(to, server, umad, MAD_SIZE, 0, 0);
-	if (ret)
-		return fail("send GET_RESP", ret);
-
-	len = MAD_SIZE;
-	ret = umad_recv(from, umad, &len, 5000);
-	if (ret != client)
-		return fail("receive GET_RESP", ret);
+	if (send_and_receive(to, server, from, client, umad, 0, 0, "GET_RESP"))
+		return 1;
 	printf("%s: got method 0x%02x tid 0x%llx, status %d\n", argv[1], mad[3],
 	       (unsigned long long)be64toh(*(uint64_t *)(mad + 8)), umad_status(umad));
 
+	if (mad[3] != METHOD_GET_RESP)
+		return 1;
+	ret = rmpp_exchange(argv, from, to, grh);
 	umad_close_port(from);
 	umad_close_port(to);
 	umad_done();
 	free(umad);
-	return mad[3] == METHOD_GET_RESP ? 0 : 1;
+	return ret;
 }

@@ -33,6 +33,10 @@ pub(crate) struct Packet {
     pub(crate) body: Body,
 }
 
+// A queued MAD costs no more memory than ib_umad's (its 104-byte packet
+// takes a 128-byte slab object): the `Arc` around a packet adds its count.
+const _: () = assert!(core::mem::size_of::<Packet>() + 8 <= 128);
+
 kernel::list::impl_has_list_links! {
     impl HasListLinks<0> for Packet { self.links }
 }

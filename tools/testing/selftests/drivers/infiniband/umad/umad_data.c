@@ -35,6 +35,21 @@ struct end {
 	__u8 gid[16]; /* of this end's port */
 };
 
+static int reg_flags(struct end *e, int class, int method, int rmpp, __u32 flags)
+{
+	struct ib_user_mad_reg_req2 req = {
+		.qpn = 1, .mgmt_class = class, .mgmt_class_version = 1,
+		.oui = class >= 0x30 ? OUI : 0, .rmpp_version = rmpp, .flags = flags,
+	};
+
+	if (method >= 0)
+		req.method_mask[method / 64] |= 1ULL << (method % 64);
+	if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT2, &req))
+		return -errno;
+	e->agent = req.id;
+	return 0;
+}
+
 static int reg(struct end *e, int class, int method, int rmpp, bool old_abi)
 {
 	if (old_abi) {
@@ -48,19 +63,9 @@ static int reg(struct end *e, int class, int method, int rmpp, bool old_abi)
 		if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT, &req))
 			return -errno;
 		e->agent = req.id;
-	} else {
-		struct ib_user_mad_reg_req2 req = {
-			.qpn = 1, .mgmt_class = class, .mgmt_class_version = 1,
-			.oui = class >= 0x30 ? OUI : 0, .rmpp_version = rmpp,
-		};
-
-		if (method >= 0)
-			req.method_mask[method / 64] |= 1ULL << (method % 64);
-		if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT2, &req))
-			return -errno;
-		e->agent = req.id;
+		return 0;
 	}
-	return 0;
+	return reg_flags(e, class, method, rmpp, 0);
 }
 
 static int open_end(struct end *e, const char *ibdev)
@@ -372,6 +377,189 @@ TEST_F(data, poll_and_a_blocked_read_see_an_arrival)
 	EXPECT_EQ(NEW_HDR + MAD, read(self->server.fd, self->buf, sizeof(self->buf)));
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
+}
+
+#define SET 0x02
+
+/*
+ * With IB_USER_MAD_USER_RMPP userspace runs RMPP itself: its segments go out
+ * and arrive byte for byte, RMPP header included, and segments sharing a
+ * TID are not duplicates.
+ */
+TEST_F(data, user_rmpp_segments_pass_through_verbatim)
+{
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg_flags(&self->server, VENDOR2_CLASS, SET, 1, IB_USER_MAD_USER_RMPP));
+	ASSERT_EQ(0, reg_flags(&self->client, VENDOR2_CLASS, -1, 1, IB_USER_MAD_USER_RMPP));
+	for (int seg = 1; seg <= 2; seg++) {
+		mad_header(mad, VENDOR2_CLASS, SET, 0x3000);
+		mad[24] = 1; /* RMPP version */
+		mad[25] = 1; /* DATA */
+		mad[26] = 1 | (seg == 1 ? 2 : 4); /* ACTIVE, FIRST or LAST */
+		mad[31] = seg; /* segment number */
+		mad[35] = seg == 1 ? 2 * RMPP_DATA : RMPP_DATA; /* payload length */
+		for (int i = 40; i < MAD; i++)
+			mad[i] = i + seg;
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0))
+			TH_LOG("segment %d", seg);
+	}
+	for (int seg = 1; seg <= 2; seg++) {
+		ASSERT_EQ(NEW_HDR + MAD, recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000))
+			TH_LOG("segment %d", seg);
+		EXPECT_EQ(1, self->buf[NEW_HDR + 24]);
+		EXPECT_EQ(1, self->buf[NEW_HDR + 25]);
+		EXPECT_EQ(1 | (seg == 1 ? 2 : 4), self->buf[NEW_HDR + 26] & 7);
+		EXPECT_EQ(seg, self->buf[NEW_HDR + 31]);
+		EXPECT_EQ(100 + seg, self->buf[NEW_HDR + 100]);
+	}
+}
+
+/* Class 0x04 has no RMPP header: bytes 24-35 are data, whatever they say. */
+TEST_F(data, a_class_without_rmpp_is_sent_as_one_mad)
+{
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, 0x04, GET, 0, false));
+	/* Send-only (an RMPP agent may send RMPP classes only). */
+	ASSERT_EQ(0, reg(&self->client, 0, -1, 0, false));
+	mad_header(mad, 0x04, GET, 0x4000);
+	mad[24] = 1; /* an RMPP class would take these for version, type, */
+	mad[25] = 1;
+	mad[26] = 1; /* flags (ACTIVE) */
+	mad[27] = 1; /* and status */
+	for (int i = 28; i < MAD; i++)
+		mad[i] = i;
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+	ASSERT_EQ(NEW_HDR + MAD, recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_EQ(0, memcmp(self->buf + NEW_HDR + 24, mad + 24, MAD - 24));
+}
+
+/* A 56-byte header on write, from a file that chose the old layout. */
+TEST_F(data, the_old_header_on_write)
+{
+	__u8 buf[OLD_HDR + MAD] = { 0 };
+	struct ib_user_mad_hdr_old *old = (void *)buf;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, true));
+	old->id = self->client.agent;
+	old->qpn = htonl(1);
+	old->qkey = htonl(QP1_QKEY);
+	old->grh_present = 1;
+	old->hop_limit = 64;
+	memcpy(old->gid, self->server.gid, 16);
+	mad_header(buf + OLD_HDR, VENDOR1_CLASS, GET, 0x5000);
+	ASSERT_EQ(OLD_HDR + MAD, write(self->client.fd, buf, sizeof(buf)));
+	ASSERT_EQ(NEW_HDR + MAD, recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_EQ(0x5000U, mad_tid(self->buf + NEW_HDR) & 0xffffffff);
+}
+
+struct blocked_read {
+	int fd;
+	ssize_t n;
+	__u8 buf[NEW_HDR + MAD];
+};
+
+static void *read_blocking(void *arg)
+{
+	struct blocked_read *r = arg;
+
+	r->n = read(r->fd, r->buf, sizeof(r->buf));
+	return NULL;
+}
+
+TEST_F(data, an_arrival_wakes_a_blocked_read)
+{
+	struct blocked_read r = { .n = -2 };
+	pthread_t thread;
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	r.fd = self->server.fd;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, read_blocking, &r));
+	usleep(300 * 1000);
+	EXPECT_EQ(-2, r.n) TH_LOG("read did not block");
+	mad_header(mad, VENDOR1_CLASS, GET, 0x6000);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+	pthread_join(thread, NULL);
+	EXPECT_EQ(NEW_HDR + MAD, r.n);
+	EXPECT_EQ(0x6000U, mad_tid(r.buf + NEW_HDR) & 0xffffffff);
+}
+
+#define WRITERS 4
+#define PER_WRITER 25
+
+struct shared_fd {
+	FIXTURE_DATA(data) *self;
+	int writer;
+	int failed;
+};
+
+static void *write_requests(void *arg)
+{
+	struct shared_fd *w = arg;
+	__u8 mad[MAD];
+
+	for (int i = 0; i < PER_WRITER; i++) {
+		mad_header(mad, VENDOR1_CLASS, GET, w->writer * 1000 + i);
+		if (send_to(&w->self->client, w->self->server.gid, mad, MAD, 5000, 0) != NEW_HDR + MAD)
+			w->failed++;
+	}
+	return NULL;
+}
+
+/* Answers every request it gets, until it has answered n. */
+static void *answer_requests(void *arg)
+{
+	struct shared_fd *s = arg;
+	static __u8 buf[NEW_HDR + MAD];
+
+	for (int i = 0; i < WRITERS * PER_WRITER; i++) {
+		if (recv_within(s->self->server.fd, buf, sizeof(buf), 10000) != NEW_HDR + MAD) {
+			s->failed++;
+			break;
+		}
+		buf[NEW_HDR + 3] = GET_RESP;
+		if (send_to(&s->self->server, s->self->client.gid, buf + NEW_HDR, MAD, 0, 0) != NEW_HDR + MAD)
+			s->failed++;
+	}
+	return NULL;
+}
+
+TEST_F(data, threads_share_one_file)
+{
+	struct shared_fd writers[WRITERS], server = { .self = self };
+	pthread_t threads[WRITERS], answerer;
+	bool seen[WRITERS][PER_WRITER] = { { false } };
+	__u8 buf[NEW_HDR + MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	ASSERT_EQ(0, pthread_create(&answerer, NULL, answer_requests, &server));
+	for (int w = 0; w < WRITERS; w++) {
+		writers[w] = (struct shared_fd){ .self = self, .writer = w };
+		ASSERT_EQ(0, pthread_create(&threads[w], NULL, write_requests, &writers[w]));
+	}
+	for (int i = 0; i < WRITERS * PER_WRITER; i++) {
+		__u64 tid;
+
+		ASSERT_EQ(NEW_HDR + MAD, recv_within(self->client.fd, buf, sizeof(buf), 10000))
+			TH_LOG("response %d", i);
+		ASSERT_EQ(GET_RESP, buf[NEW_HDR + 3]);
+		tid = mad_tid(buf + NEW_HDR) & 0xffffffff;
+		ASSERT_LT(tid / 1000, (__u64)WRITERS);
+		ASSERT_LT(tid % 1000, (__u64)PER_WRITER);
+		EXPECT_FALSE(seen[tid / 1000][tid % 1000]) TH_LOG("tid %llu twice", (unsigned long long)tid);
+		seen[tid / 1000][tid % 1000] = true;
+	}
+	for (int w = 0; w < WRITERS; w++) {
+		pthread_join(threads[w], NULL);
+		EXPECT_EQ(0, writers[w].failed);
+	}
+	pthread_join(answerer, NULL);
+	EXPECT_EQ(0, server.failed);
 }
 
 static void on_signal(int sig)
