@@ -11,7 +11,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
@@ -560,6 +562,52 @@ TEST_F(data, threads_share_one_file)
 	}
 	pthread_join(answerer, NULL);
 	EXPECT_EQ(0, server.failed);
+}
+
+/* What select() and epoll say about fd, without waiting. */
+static void readiness(int fd, bool *sel_read, bool *sel_write, __u32 *epoll_events)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDNORM | EPOLLWRNORM };
+	struct timeval zero = { 0 };
+	fd_set r, w;
+	int ep;
+
+	FD_ZERO(&r);
+	FD_ZERO(&w);
+	FD_SET(fd, &r);
+	FD_SET(fd, &w);
+	select(fd + 1, &r, &w, NULL, &zero);
+	*sel_read = FD_ISSET(fd, &r);
+	*sel_write = FD_ISSET(fd, &w);
+	ep = epoll_create1(0);
+	epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	*epoll_events = epoll_wait(ep, &ev, 1, 0) == 1 ? ev.events : 0;
+	close(ep);
+}
+
+TEST_F(data, select_and_epoll_see_what_poll_sees)
+{
+	bool readable, writable;
+	__u32 events;
+	__u8 mad[MAD];
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	readiness(self->server.fd, &readable, &writable, &events);
+	EXPECT_FALSE(readable);
+	EXPECT_TRUE(writable);
+	EXPECT_EQ((__u32)(EPOLLOUT | EPOLLWRNORM), events);
+	mad_header(mad, VENDOR1_CLASS, GET, 0x7000);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+	{
+		struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
+
+		ASSERT_EQ(1, poll(&p, 1, 5000));
+	}
+	readiness(self->server.fd, &readable, &writable, &events);
+	EXPECT_TRUE(readable);
+	EXPECT_TRUE(writable);
+	EXPECT_EQ((__u32)(EPOLLIN | EPOLLRDNORM | EPOLLOUT | EPOLLWRNORM), events);
 }
 
 static void on_signal(int sig)

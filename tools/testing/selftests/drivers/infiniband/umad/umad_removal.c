@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
@@ -90,6 +91,15 @@ TEST_F(removal, every_operation_fails_after_it)
 	EXPECT_EQ(EIO, errno);
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLERR, p.revents);
+	{
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
+		int ep = epoll_create1(0);
+
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+		EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
+		EXPECT_EQ((__u32)EPOLLERR, ev.events);
+		close(ep);
+	}
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 }

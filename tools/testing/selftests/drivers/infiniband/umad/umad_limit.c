@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The receive limit, through libibumad: a file that does not read keeps at
+ * most 200000 received MADs (ib_umad drops one only once it holds more than
+ * 200000, so 200001 fit); the rest are dropped, but a timeout report still
+ * gets in; once read empty, the file receives again.
+ *
+ * Under KASAN and TCG the 210000 MADs take ten minutes a driver, so on the
+ * rig's debug kernel (RIG_KERNEL=debug) this SKIPs; it runs on the plain
+ * kernel (20 s), and ran clean under kmemleak when it was written.
+ */
+#include <endian.h>
+#include <poll.h>
+#include <infiniband/umad.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define LIMIT 200000
+#define FLOOD (LIMIT + LIMIT / 20) /* a margin for what rxe may lose */
+#define VENDOR_CLASS 0x0b
+#define GET 0x01
+#define MAD_SIZE 256
+#define QP1_QKEY 0x80010000
+
+struct port {
+	int fd, agent;
+	ib_mad_addr_t to; /* where this port sends: the other one */
+};
+
+static int open_port(struct port *p, const char *ibdev, const char *peer, long *methods)
+{
+	memset(&p->to, 0, sizeof(p->to));
+	p->fd = umad_open_port((char *)ibdev, 1);
+	if (p->fd < 0)
+		return p->fd;
+	p->agent = umad_register(p->fd, VENDOR_CLASS, 1, 0, methods);
+	if (p->agent < 0)
+		return p->agent;
+	p->to.hop_limit = 64;
+	return read_gid(peer, 1, 0, p->to.gid);
+}
+
+static int send_get(struct port *p, void *umad, __u64 tid, int timeout_ms)
+{
+	__u8 *mad = umad_get_mad(umad);
+
+	memset(mad, 0, MAD_SIZE);
+	mad[0] = 1;
+	mad[1] = VENDOR_CLASS;
+	mad[2] = 1;
+	mad[3] = GET;
+	*(__u64 *)(mad + 8) = htobe64(tid);
+	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
+	umad_set_grh(umad, &p->to);
+	return umad_send(p->fd, p->agent, umad, MAD_SIZE, timeout_ms, 0);
+}
+
+/* Reads what is queued, without waiting; returns how many. */
+static long drain(int fd, void *umad, long *reports)
+{
+	long n = 0;
+	int len;
+
+	for (;;) {
+		len = MAD_SIZE;
+		if (umad_recv(fd, umad, &len, 0) < 0)
+			return n;
+		if (umad_status(umad) == ETIMEDOUT)
+			(*reports)++;
+		else
+			n++;
+	}
+}
+
+FIXTURE(limit) {
+};
+
+FIXTURE_SETUP(limit)
+{
+}
+
+FIXTURE_TEARDOWN(limit)
+{
+}
+
+/* 200000 MADs take minutes under KASAN and TCG: not the default 30 s. */
+TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
+{
+	long get_only[16 / sizeof(long)] = { 1L << GET };
+	struct port client, server, silent;
+	const char *kernel = getenv("RIG_KERNEL");
+	long received, reports = 0;
+	void *umad;
+	int len;
+
+	if (kernel && !strcmp(kernel, "debug"))
+		SKIP(return, "210000 MADs take ten minutes under KASAN: runs on the plain kernel");
+
+	ASSERT_EQ(0, umad_init());
+	umad = calloc(1, umad_size() + MAD_SIZE);
+	ASSERT_TRUE(umad != NULL);
+	ASSERT_EQ(0, open_port(&client, "rxe0", "rxe1", NULL));
+	ASSERT_EQ(0, open_port(&server, "rxe1", "rxe0", get_only));
+	/* Takes the server's own request and never answers it. */
+	ASSERT_EQ(0, open_port(&silent, "rxe0", "rxe1", get_only));
+
+	for (long i = 0; i < FLOOD; i++) {
+		ASSERT_EQ(0, send_get(&client, umad, i, 0)) TH_LOG("send %ld", i);
+	}
+	/* Let the last ones land. */
+	sleep(2);
+	/* A full queue still takes a timeout report. */
+	ASSERT_EQ(0, send_get(&server, umad, 0xfeed, 100));
+	len = MAD_SIZE;
+	ASSERT_EQ(silent.agent, umad_recv(silent.fd, umad, &len, 5000));
+	sleep(1);
+
+	received = drain(server.fd, umad, &reports);
+	EXPECT_EQ(LIMIT + 1, received) TH_LOG("of %d sent", FLOOD);
+	EXPECT_EQ(1, reports);
+	/* Read empty, it receives again. */
+	ASSERT_EQ(0, send_get(&client, umad, FLOOD, 0));
+	len = MAD_SIZE;
+	EXPECT_EQ(server.agent, umad_recv(server.fd, umad, &len, 5000));
+
+	umad_close_port(client.fd);
+	umad_close_port(server.fd);
+	umad_close_port(silent.fd);
+	free(umad);
+	umad_done();
+}
+
+TEST_HARNESS_MAIN
