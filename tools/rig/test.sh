@@ -44,5 +44,12 @@ for flavour in plain debug; do
 	count "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line
 done
 
+log "benchmarks: ib_umad_rs against the C ib_umad in one boot (measured, not judged)"
+if bash "$RIG_DIR/bench.sh"; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
+
 echo "total: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,6 +3,7 @@
 # samples in an initramfs, and keeps the guest's whole serial log.
 #   vm.sh <plain|debug> suite [c,rust]    selftests against each driver
 #   vm.sh <plain|debug> demo              the README's main job
+#   vm.sh <plain|debug> bench             umad_bench against each driver
 # RIG_TESTS=a,b runs only those selftests (while working on them).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
 # (its "@@rig verdict" line), whatever the tests said: report.py judges them.
@@ -50,8 +51,10 @@ make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
 cp "$progs"/* "$stage/tests/"
 install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
 cp "$ksft/kselftest/ktap_helpers.sh" "$stage/tests/lib/"
-gcc -O2 -Wall -static -o "$stage/samples/umad_ping" \
-	"$REPO_DIR/samples/umad/umad_ping.c" -libumad
+for sample in umad_ping umad_bench; do
+	gcc -O2 -Wall -static -o "$stage/samples/$sample" \
+		"$REPO_DIR/samples/umad/$sample.c" -libumad
+done
 
 initramfs=$RIG_CACHE/initramfs/$flavour.cpio
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$initramfs"

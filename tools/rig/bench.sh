@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Performance of ib_umad_rs against the C ib_umad, measured in one VM boot of
+# the plain kernel (samples/umad/umad_bench.c, three runs per driver) and
+# reported as medians and ratios. It measures; it does not judge.
+#   bench.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+log=$(bash "$RIG_DIR/vm.sh" plain bench) || die "the benchmark VM did not finish (log: $log)"
+python3 - "$log" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1], errors="replace"):
+    f = line.split()
+    if len(f) == 5 and f[0] == "@@bench":
+        runs.setdefault((f[2], f[4]), {}).setdefault(f[1], []).append(float(f[3]))
+print(f"{'benchmark':<24} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
+for (name, unit), by in sorted(runs.items()):
+    c, rust = statistics.median(by.get("c", [0])), statistics.median(by.get("rust", [0]))
+    better = "lower is better" if unit == "us" else "higher is better"
+    ratio = rust / c if c else float("nan")
+    print(f"{name + ' (' + unit + ')':<24} {c:>12.1f} {rust:>12.1f} {ratio:>8.2f}  {better}")
+PY
