@@ -24,41 +24,14 @@
 #include <time.h>
 #include <infiniband/umad.h>
 
-#define VENDOR_CLASS 0x09
-#define GET 0x01
-#define GET_RESP 0x81
-#define QP1_QKEY 0x80010000
-#define MAD_SIZE 256
+#include "umad_sample.h"
+
 #define ROUND_TRIPS 2000
 #define FLOOD 20000
 
 static int fail(const char *what, int err)
 {
-	fprintf(stderr, "umad_bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	return 1;
-}
-
-static int port_gid(const char *dev, uint8_t gid[16])
-{
-	unsigned int w[8];
-	char path[128];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/0", dev);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
-		   &w[4], &w[5], &w[6], &w[7]);
-	fclose(f);
-	if (n != 8)
-		return -EINVAL;
-	for (int i = 0; i < 8; i++) {
-		gid[2 * i] = w[i] >> 8;
-		gid[2 * i + 1] = w[i];
-	}
-	return 0;
+	return sample_fail("umad_bench", what, err);
 }
 
 static double seconds(void)
@@ -86,7 +59,7 @@ static void address(void *umad, ib_mad_addr_t *grh, int method, uint64_t tid)
 
 int main(int argc, char **argv)
 {
-	long get_only[16 / sizeof(long)] = { 1L << GET };
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	ib_mad_addr_t to_server = { .hop_limit = 64 }, to_client = { .hop_limit = 64 };
 	int client_fd, server_fd, client, server, len, ret;
 	double start;
@@ -115,13 +88,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ROUND_TRIPS; i++) {
 		uint64_t tid;
 
-		address(umad, &to_server, GET, i);
+		address(umad, &to_server, METHOD_GET, i);
 		ret = umad_send(client_fd, client, umad, MAD_SIZE, 1000, 3);
 		len = MAD_SIZE;
 		if (ret || umad_recv(server_fd, umad, &len, 5000) != server)
 			return fail("round trip: GET", ret ?: ETIMEDOUT);
 		tid = be64toh(*(uint64_t *)((uint8_t *)umad_get_mad(umad) + 8));
-		address(umad, &to_client, GET_RESP, tid);
+		address(umad, &to_client, METHOD_GET_RESP, tid);
 		ret = umad_send(server_fd, server, umad, MAD_SIZE, 0, 0);
 		len = MAD_SIZE;
 		if (ret || umad_recv(client_fd, umad, &len, 5000) != client)
@@ -131,7 +104,7 @@ int main(int argc, char **argv)
 
 	start = seconds();
 	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, GET, ROUND_TRIPS + i);
+		address(umad, &to_server, METHOD_GET, ROUND_TRIPS + i);
 		ret = umad_send(client_fd, client, umad, MAD_SIZE, 0, 0);
 		if (ret)
 			return fail("flood: send", ret);
@@ -148,7 +121,7 @@ int main(int argc, char **argv)
 
 	start = seconds();
 	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, GET, i);
+		address(umad, &to_server, METHOD_GET, i);
 		if (umad_send(client_fd, 31, umad, MAD_SIZE, 0, 0) != -EIO)
 			return fail("write_eio", EPROTO);
 	}
@@ -156,7 +129,7 @@ int main(int argc, char **argv)
 
 	start = seconds();
 	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, GET, i);
+		address(umad, &to_server, METHOD_GET, i);
 		umad_set_grh(umad, NULL);
 		if (umad_send(client_fd, client, umad, MAD_SIZE, 0, 0) == 0)
 			return fail("write_noah", EPROTO);

@@ -16,48 +16,21 @@
 #include <string.h>
 #include <infiniband/umad.h>
 
-#define VENDOR_CLASS 0x09
+#include "umad_sample.h"
+
 #define RMPP_CLASS 0x30 /* vendor range 2: OUI and RMPP */
 #define RMPP_SEGMENTS 10
 #define RMPP_DATA 216 /* a segment's data: 256 - the vendor header (40) */
-#define METHOD_GET 0x01
-#define METHOD_GET_RESP 0x81
-#define QP1_QKEY 0x80010000
-#define MAD_SIZE 256
 
 static int fail(const char *what, int err)
 {
-	fprintf(stderr, "umad_ping: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	return 1;
-}
-
-/* Reads the GID at index 0 of dev's port 1 from sysfs. */
-static int port_gid(const char *dev, uint8_t gid[16])
-{
-	unsigned int w[8];
-	char path[128];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/gids/0", dev);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2], &w[3],
-		   &w[4], &w[5], &w[6], &w[7]);
-	fclose(f);
-	if (n != 8)
-		return -EINVAL;
-	for (int i = 0; i < 8; i++) {
-		gid[2 * i] = w[i] >> 8;
-		gid[2 * i + 1] = w[i];
-	}
-	return 0;
+	return sample_fail("umad_ping", what, err);
 }
 
 /*
  * Sends one MAD of MAD_SIZE bytes in umad from (from, agent) and receives
- * the next MAD on to, which must be for to_agent, into umad.
+ * the next MAD on to, which must be for to_agent, into umad; returns its
+ * length, or -1 after saying what failed.
  */
 static int send_and_receive(int from, int agent, int to, int to_agent, void *umad,
 			    int timeout_ms, int retries, const char *what)
@@ -66,11 +39,11 @@ static int send_and_receive(int from, int agent, int to, int to_agent, void *uma
 
 	ret = umad_send(from, agent, umad, MAD_SIZE, timeout_ms, retries);
 	if (ret)
-		return fail(what, ret);
+		return -fail(what, ret);
 	ret = umad_recv(to, umad, &len, 5000);
 	if (ret != to_agent)
-		return fail(what, ret < 0 ? ret : EPROTO);
-	return 0;
+		return -fail(what, ret < 0 ? ret : EPROTO);
+	return len;
 }
 
 /* The RMPP stage: a GET on RMPP_CLASS, answered with RMPP_SEGMENTS segments. */
@@ -101,7 +74,7 @@ static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
 	memcpy(mad + 37, oui, 3);
 	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
 	umad_set_grh(umad, &grh);
-	if (send_and_receive(from, client, to, server, umad, 5000, 0, "RMPP GET"))
+	if (send_and_receive(from, client, to, server, umad, 5000, 0, "RMPP GET") < 0)
 		return 1;
 
 	/* The response: RMPP active, the kernel cuts it into segments. */
@@ -180,9 +153,9 @@ int main(int argc, char **argv)
 	grh.hop_limit = 64;
 	umad_set_grh(umad, &grh);
 	printf("%s: sending GET class 0x%02x tid 0x1234 to %s\n", argv[1], VENDOR_CLASS, argv[2]);
-	if (send_and_receive(from, client, to, server, umad, 2000, 3, "GET"))
+	len = send_and_receive(from, client, to, server, umad, 2000, 3, "GET");
+	if (len < 0)
 		return 1;
-	len = MAD_SIZE;
 	addr = umad_get_mad_addr(umad);
 	printf("%s: got method 0x%02x tid 0x%llx, %d bytes, from QP%u%s\n", argv[2],
 	       mad[3], (unsigned long long)be64toh(*(uint64_t *)(mad + 8)), len,
@@ -190,7 +163,7 @@ int main(int argc, char **argv)
 
 	mad[3] = METHOD_GET_RESP;
 	addr->qkey = htobe32(QP1_QKEY);
-	if (send_and_receive(to, server, from, client, umad, 0, 0, "GET_RESP"))
+	if (send_and_receive(to, server, from, client, umad, 0, 0, "GET_RESP") < 0)
 		return 1;
 	printf("%s: got method 0x%02x tid 0x%llx, status %d\n", argv[1], mad[3],
 	       (unsigned long long)be64toh(*(uint64_t *)(mad + 8)), umad_status(umad));

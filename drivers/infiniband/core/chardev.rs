@@ -333,19 +333,22 @@ impl Node {
     /// Logs a notice about the node (`dev_notice`), as
     /// "infiniband_mad umadN: ...".
     pub(crate) fn notice(&self, message: fmt::Arguments<'_>) {
-        // SAFETY: the device lives as long as the node; `%pA` formats the
-        // `fmt::Arguments` it is passed, as the kernel's `pr_*` macros do.
-        unsafe {
-            bindings::_dev_notice(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void)
-        };
+        self.log(bindings::_dev_notice, message);
     }
 
     /// Logs a warning about the node (`dev_warn`).
     pub(crate) fn warn(&self, message: fmt::Arguments<'_>) {
-        // SAFETY: as in `notice`.
-        unsafe {
-            bindings::_dev_warn(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void)
-        };
+        self.log(bindings::_dev_warn, message);
+    }
+
+    fn log(
+        &self,
+        printk: unsafe extern "C" fn(*const bindings::device, *const c_char, ...),
+        message: fmt::Arguments<'_>,
+    ) {
+        // SAFETY: the device lives as long as the node; `%pA` formats the
+        // `fmt::Arguments` it is passed, as the kernel's `pr_*` macros do.
+        unsafe { printk(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void) };
     }
 
     /// Removes the node, if added: its device file and sysfs directory are

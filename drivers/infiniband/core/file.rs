@@ -51,9 +51,12 @@ pub(crate) struct UmadFile {
     /// Readers and pollers wait here.
     #[pin]
     wait: WaitQueue,
-    /// `state.received`'s length, and `state.agents_dead`, for the
-    /// lockless wait condition of a blocked read.
+    /// `state.received`'s length, for the receive limit and the lockless
+    /// wait condition of a blocked read.
     queued: AtomicUsize,
+    /// Set (under `state`) when the port's device went away or the file is
+    /// closing: its agents are gone from their slots then, and nothing
+    /// more is queued.
     dead: AtomicBool,
     /// Whether the file uses the 64-byte header (set under `state`).
     new_layout: AtomicBool,
@@ -61,10 +64,8 @@ pub(crate) struct UmadFile {
 
 /// What the file's lock protects.
 pub(crate) struct FileState {
+    /// Empty once the file is dead.
     agents: Slots<Agent<UmadFile>>,
-    /// Set when the port's device went away or the file is closing: the
-    /// agents are gone or going, and nothing more is queued.
-    agents_dead: bool,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
     received: List<Packet>,
@@ -148,7 +149,6 @@ impl UmadFile {
                 port: port.into(),
                 state <- new_mutex!(FileState {
                     agents: Slots::new(),
-                    agents_dead: false,
                     already_used: false,
                     received: List::new(),
                 }),
@@ -169,10 +169,9 @@ impl UmadFile {
         let mut port_state = self.port.state.lock();
         let agents = {
             let mut state = self.state.lock();
-            self.mark_dead(&mut state);
             while state.received.pop_front().is_some() {}
             self.queued.store(0, Ordering::Relaxed);
-            core::mem::replace(&mut state.agents, Slots::new())
+            self.mark_dead(&mut state)
         };
         port_state.remove_file(self);
         drop(agents);
@@ -182,18 +181,21 @@ impl UmadFile {
     /// waiters learn of it. The file stays open, and fails from now on.
     /// Called with the port's lock held.
     pub(crate) fn kill(&self) {
-        let agents = {
-            let mut state = self.state.lock();
-            self.mark_dead(&mut state);
-            core::mem::replace(&mut state.agents, Slots::new())
-        };
+        let agents = self.mark_dead(&mut self.state.lock());
         drop(agents);
     }
 
-    fn mark_dead(&self, state: &mut FileState) {
-        state.agents_dead = true;
+    /// Marks the file dead, wakes its waiters, and hands back its agents,
+    /// to be dropped once the file's lock is released.
+    #[must_use]
+    fn mark_dead(&self, state: &mut FileState) -> Slots<Agent<UmadFile>> {
         self.dead.store(true, Ordering::Release);
         self.wait.wake_up();
+        core::mem::replace(&mut state.agents, Slots::new())
+    }
+
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
     }
 
     fn layout(&self) -> HdrLayout {
@@ -214,7 +216,7 @@ impl UmadFile {
         let packet = loop {
             {
                 let mut state = self.state.lock();
-                if state.agents_dead {
+                if self.is_dead() {
                     return Err(EIO);
                 }
                 if let Some(packet) = state.received.pop_front() {
@@ -227,7 +229,7 @@ impl UmadFile {
             }
             // Unlike ib_umad, device removal ends the wait too.
             self.wait.wait_interruptible(|| {
-                self.queued.load(Ordering::Relaxed) > 0 || self.dead.load(Ordering::Acquire)
+                self.queued.load(Ordering::Relaxed) > 0 || self.is_dead()
             })?;
         };
         let origin = self.port.trace_origin();
@@ -245,7 +247,7 @@ impl UmadFile {
     pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
         let state = self.state.lock();
         self.wait.register(file, table);
-        if state.agents_dead {
+        if self.is_dead() {
             poll_bits::ERR
         } else if state.received.is_empty() {
             poll_bits::OUT
@@ -263,9 +265,10 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let mut input = input;
+        // The old layout leaves the last 8 bytes, `pkey_index`, at zero.
         let mut hdr_bytes = [0u8; size_of::<UserMadHdr>()];
         input.read_slice(&mut hdr_bytes[..hdr_size])?;
-        let mut hdr = UserMadHdr::from_bytes(&hdr_bytes);
+        let hdr = UserMadHdr::from_bytes(&hdr_bytes);
         if hdr.id as usize >= MAX_AGENTS {
             return Err(EINVAL);
         }
@@ -275,13 +278,10 @@ impl UmadFile {
 
         let state = self.state.lock();
         trace::emit(trace::Event::Write, self.port.trace_origin(), &hdr, &start.0);
-        let agent = state.live_agent(hdr.id).ok_or(EIO)?;
+        let agent = state.agents.get(hdr.id).ok_or(EIO)?;
         let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
         let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
-        if layout == HdrLayout::Old {
-            hdr.pkey_index = 0;
-        }
         let mut send = agent.create_send(
             ah,
             hdr.qpn.get(),
@@ -377,7 +377,7 @@ impl UmadFile {
             UserSlice::new(at, 4).writer().write_slice(&uapi::REG_FLAGS_CAP.to_ne_bytes())?;
             return Err(EINVAL);
         }
-        let Some(id) = state.free_id() else {
+        let Some(id) = state.agents.free_id() else {
             self.port.notice(format_args!("register_agent: Max Agents ({MAX_AGENTS}) reached\n"));
             return Err(ENOMEM);
         };
@@ -428,9 +428,6 @@ impl UmadFile {
             // No speculative read past the table with a wild id.
             // SAFETY: plain arithmetic on two integers.
             let id = unsafe { crate::bindings::ib_umad_rs_array_index_nospec(id, MAX_AGENTS as u32) };
-            if state.agents_dead {
-                return Err(EINVAL);
-            }
             state.agents.take(id).ok_or(EINVAL)?
         };
         // Unregistered here: with the port's lock, without the file's.
@@ -456,7 +453,7 @@ impl UmadFile {
         if limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED {
             return;
         }
-        let Some(id) = state.agent_id(agent) else {
+        let Some(id) = state.agents.position(|a| a.id() == agent) else {
             return;
         };
         let Ok(packet) = packet(id) else {
@@ -483,28 +480,6 @@ fn clashes(sends: &mut RBTree<SendKey, SendKind>, key: SendKey, kind: &SendKind)
         cursor = c.move_next();
     }
     false
-}
-
-impl FileState {
-    /// The agent in slot `id`, unless the agents are dead.
-    fn live_agent(&self, id: u32) -> Option<&Agent<UmadFile>> {
-        if self.agents_dead {
-            return None;
-        }
-        self.agents.get(id)
-    }
-
-    /// The slot of `agent`, unless the agents are dead.
-    fn agent_id(&self, agent: AgentId) -> Option<u32> {
-        if self.agents_dead {
-            return None;
-        }
-        self.agents.position(|a| a.id() == agent)
-    }
-
-    fn free_id(&self) -> Option<u32> {
-        self.agents.free_id()
-    }
 }
 
 impl From<&UserMadHdr> for AddressVector {

@@ -555,9 +555,9 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
         let buf = (*send_wc).send_buf;
         let timed_out = (*send_wc).status == bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR;
         let context = H::SendContext::from_raw((*buf).context[0]);
-        let ah = (*buf).ah;
+        let ah = AddressHandle { raw: NonNull::new_unchecked((*buf).ah), _agent: PhantomData };
         bindings::ib_free_send_mad(buf);
-        bindings::rdma_destroy_ah_user(ah, bindings::rdma_destroy_ah_flags_RDMA_DESTROY_AH_SLEEPABLE, core::ptr::null_mut());
+        drop(ah);
         (timed_out, context)
     };
     H::send_done(handler, AgentId(agent), context, timed_out);
