@@ -4,6 +4,7 @@
 #   vm.sh <plain|debug> suite [c,rust]    selftests against each driver
 #   vm.sh <plain|debug> demo              the README's main job
 #   vm.sh <plain|debug> bench             umad_bench against each driver
+#   vm.sh plain profile                   the same under the host's perf
 # RIG_TESTS=a,b runs only those selftests (while working on them).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
 # (its "@@rig verdict" line), whatever the tests said: report.py judges them.
@@ -26,7 +27,9 @@ mkdir -p "$stage"/{bin,sbin,lib/modules/test,tests/lib,samples,proc,sys,dev,tmp}
 
 # Userspace: busybox, iproute2's ip and rdma with their shared libraries.
 cp /bin/busybox "$stage/bin/busybox"
-for tool in /sbin/ip /usr/bin/rdma; do
+tools="/sbin/ip /usr/bin/rdma"
+[ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
+for tool in $tools; do
 	cp "$tool" "$stage/sbin/"
 	ldd "$tool" | grep -o '/[^ ]*' | while read -r lib; do
 		mkdir -p "$stage$(dirname "$lib")"
@@ -70,7 +73,7 @@ cmdline=
 log "booting the $flavour kernel ($mode); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
-	qemu-system-x86_64 -accel tcg -smp 2 -m 2048 -nographic -no-reboot \
+	qemu-system-x86_64 -accel tcg -smp 2 ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
 		-nic none -monitor none -serial stdio \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \
