@@ -32,12 +32,10 @@ void ib_umad_rs_poll_wait(struct file *filp, wait_queue_head_t *queue, poll_tabl
 u32 ib_umad_rs_array_index_nospec(u32 index, u32 size);
 struct ib_pd *ib_umad_rs_agent_pd(const struct ib_mad_agent *agent);
 bool ib_umad_rs_kernel_rmpp_agent(const struct ib_mad_agent *agent);
-enum rdma_ah_attr_type ib_umad_rs_ah_find_type(struct ib_device *device, u32 port_num);
-void ib_umad_rs_ah_set_dlid(struct rdma_ah_attr *attr, u32 dlid);
-void ib_umad_rs_ah_set_path_bits(struct rdma_ah_attr *attr, u8 path_bits);
+void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32 port_num,
+			u32 dlid, u8 sl, u8 path_bits);
 void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_index,
-			   u8 hop_limit, u8 traffic_class);
-void ib_umad_rs_ah_set_dgid_raw(struct rdma_ah_attr *attr, const void *gid);
+			   u8 hop_limit, u8 traffic_class, const void *dgid);
 const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr);
 const char *ib_umad_rs_current_comm(void);
 u32 ib_umad_rs_device_index(const struct ib_device *device);

@@ -5,7 +5,10 @@
 #   vm.sh <plain|debug> demo              the README's main job
 #   vm.sh <plain|debug> bench             umad_bench against each driver
 #   vm.sh plain profile                   the same under the host's perf
-# RIG_TESTS=a,b runs only those selftests (while working on them).
+# RIG_TESTS=a,b runs only those selftests (while working on them);
+# RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
+# adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
+# instructions).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
 # (its "@@rig verdict" line), whatever the tests said: report.py judges them.
 set -euo pipefail
@@ -70,6 +73,7 @@ cmdline=
 [ "$mode" != demo ] || cmdline=quiet
 [ "$flavour" != debug ] || cmdline+=" rig.debug=1"
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
+[ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
 log "booting the $flavour kernel ($mode); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \

@@ -13,9 +13,10 @@
 use crate::{
     chardev::File,
     ib_mad::{Agent, AgentId, AddressVector, GlobalRoute, MadHandler, QpType, RecvCompletion, ReceivedMad, RegRequest},
-    mad::{Destination, MadStart, SendKind, SendLayout, MAD_HDR_SIZE, RMPP_HDR_END},
-    packet::{Body, Packet, SendKey},
+    mad::{MadHdr, MadStart, SendLayout, RMPP_HDR_END},
+    packet::{Body, Packet},
     port::Port,
+    sends::{Outstanding, SendTable},
     slots::{Slots, MAX_AGENTS},
     trace,
     uapi::{self, Be16, Be32, HdrLayout, Ioctl, RegReq, RegReq2, UserMadHdr},
@@ -30,7 +31,6 @@ use kernel::{
     list::{List, ListArc},
     new_mutex, new_spinlock,
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
     uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
 };
@@ -47,12 +47,13 @@ pub(crate) struct UmadFile {
     state: Mutex<FileState>,
     /// Outstanding sends, for the duplicate check.
     #[pin]
-    sends: SpinLock<RBTree<SendKey, SendKind>>,
+    sends: SpinLock<SendTable>,
     /// Readers and pollers wait here.
     #[pin]
     wait: WaitQueue,
-    /// `state.received`'s length, for the receive limit and the lockless
-    /// wait condition of a blocked read.
+    /// `state.received`'s length (changed under `state`), for the receive
+    /// limit and the lockless readiness checks of `poll` and a blocked
+    /// read.
     queued: AtomicUsize,
     /// Set (under `state`) when the port's device went away or the file is
     /// closing: its agents are gone from their slots then, and nothing
@@ -152,7 +153,7 @@ impl UmadFile {
                     already_used: false,
                     received: List::new(),
                 }),
-                sends <- new_spinlock!(RBTree::new()),
+                sends <- new_spinlock!(SendTable::new()),
                 wait <- WaitQueue::new(c_str!("umad_file"), kernel::static_lock_class!()),
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
@@ -244,12 +245,16 @@ impl UmadFile {
 
     /// `poll(2)`: always writable; readable when something is queued; only
     /// an error once the device is gone.
+    ///
+    /// Unlike ib_umad it takes no lock: registering with the wait queue
+    /// takes the queue's lock, which `enqueue` and `mark_dead` take to wake
+    /// it after changing what is read here, so either this sees the change
+    /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
-        let state = self.state.lock();
         self.wait.register(file, table);
         if self.is_dead() {
             poll_bits::ERR
-        } else if state.received.is_empty() {
+        } else if self.queued.load(Ordering::Relaxed) == 0 {
             poll_bits::OUT
         } else {
             poll_bits::OUT | poll_bits::IN
@@ -264,11 +269,13 @@ impl UmadFile {
         if count < hdr_size + RMPP_HDR_END {
             return Err(EINVAL);
         }
+        // The packet that keeps the send in the duplicate check, and may
+        // become its timeout report; the header is read straight into it
+        // (the old layout leaves `pkey_index` at zero).
+        let mut packet = Packet::new(Body::Sent(MadHdr::default()))?;
         let mut input = input;
-        // The old layout leaves the last 8 bytes, `pkey_index`, at zero.
-        let mut hdr_bytes = [0u8; size_of::<UserMadHdr>()];
-        input.read_slice(&mut hdr_bytes[..hdr_size])?;
-        let hdr = UserMadHdr::from_bytes(&hdr_bytes);
+        input.read_slice(&mut packet.as_mut().hdr_mut().as_bytes_mut()[..hdr_size])?;
+        let hdr = &packet.hdr;
         if hdr.id as usize >= MAX_AGENTS {
             return Err(EINVAL);
         }
@@ -277,11 +284,12 @@ impl UmadFile {
         input.read_slice(&mut start.0)?;
 
         let state = self.state.lock();
-        trace::emit(trace::Event::Write, self.port.trace_origin(), &hdr, &start.0);
+        trace::emit(trace::Event::Write, self.port.trace_origin(), hdr, &start.0);
         let agent = state.agents.get(hdr.id).ok_or(EIO)?;
-        let ah = agent.address_handle(&AddressVector::from(&hdr))?;
+        let ah = agent.address_handle(&AddressVector::from(hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
         let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
+        let mut mad = start.hdr();
         let mut send = agent.create_send(
             ah,
             hdr.qpn.get(),
@@ -289,11 +297,17 @@ impl UmadFile {
             plan.rmpp_active,
             plan.hdr_len,
             plan.data_len,
-            start.base_version(),
+            mad.base_version(),
         )?;
         send.set_timeout(hdr.timeout_ms, hdr.retries);
+        // Requests carry the agent's half of the TID, so responses find it.
+        if !mad.is_response() {
+            mad.rewrite_tid(agent.hi_tid());
+        }
         // The common header now; an RMPP header the kernel builds is there.
-        send.mad()[..MAD_HDR_SIZE].copy_from_slice(&start.0[..MAD_HDR_SIZE]);
+        if let Some(common) = send.mad().first_chunk_mut() {
+            *common = mad.0;
+        }
         let from = |offset: usize| -> Result<UserSliceReader> {
             let mut reader = user_mad.clone_reader();
             reader.skip(offset)?;
@@ -310,29 +324,14 @@ impl UmadFile {
             let end = plan.hdr_len + plan.data_len;
             from(plan.copy_offset)?.read_slice(&mut send.mad()[plan.copy_offset..end])?;
         }
-        // Requests carry the agent's half of the TID, so responses find it.
-        if !start.is_response() {
-            start.rewrite_tid(agent.hi_tid());
-            send.mad()[8..16].copy_from_slice(&start.0[8..16]);
-        }
 
-        let kind = SendKind { response: start.is_response(), destination: Destination::of(&hdr) };
-        let mut sent = [0; MAD_HDR_SIZE];
-        sent.copy_from_slice(&start.0[..MAD_HDR_SIZE]);
-        let packet = Packet::new(hdr, Body::Sent { mad: sent })?;
-        let key = packet.send_key().ok_or(EINVAL)?;
-        let node = RBTreeNode::new(key, kind, GFP_KERNEL)?;
-        {
-            let mut sends = self.sends.lock();
-            // Userspace's own RMPP segments share a TID; they are not checked.
-            if !start.is_user_rmpp(kernel_rmpp) && clashes(&mut sends, key, &kind) {
-                return Err(EINVAL);
-            }
-            // Keys are unique: they hold the packet's address.
-            let _ = sends.insert(node);
-        }
-        if let Err((e, _packet)) = send.post(packet) {
-            self.sends.lock().remove(&key);
+        *packet.as_mut().body_mut() = Body::Sent(mad);
+        // Userspace's own RMPP segments share a TID; they are not checked.
+        let check = !start.is_user_rmpp(kernel_rmpp);
+        let outstanding = self.sends.lock().insert(ListArc::from(packet), check).map_err(|_| EINVAL)?;
+        if let Err((e, outstanding)) = send.post(outstanding) {
+            // SAFETY: not posted, so still in the table, once.
+            drop(unsafe { self.sends.lock().take(outstanding) });
             return Err(e);
         }
         drop(state);
@@ -447,8 +446,9 @@ impl UmadFile {
     }
 
     /// Queues a packet for one of the file's agents, if it is still the
-    /// file's; `limit` drops received MADs beyond [`MAX_QUEUED`].
-    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> Result<ListArc<Packet>>, limit: bool) {
+    /// file's: `packet` makes it, given the agent's id; `limit` drops
+    /// received MADs beyond [`MAX_QUEUED`].
+    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> ListArc<Packet>, limit: bool) {
         let mut state = self.state.lock();
         if limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED {
             return;
@@ -456,30 +456,10 @@ impl UmadFile {
         let Some(id) = state.agents.position(|a| a.id() == agent) else {
             return;
         };
-        let Ok(packet) = packet(id) else {
-            return;
-        };
-        state.received.push_back(packet);
+        state.received.push_back(packet(id));
         self.queued.fetch_add(1, Ordering::Relaxed);
         self.wait.wake_up();
     }
-}
-
-/// Whether an outstanding send clashes with a new one keyed `key`.
-fn clashes(sends: &mut RBTree<SendKey, SendKind>, key: SendKey, kind: &SendKind) -> bool {
-    let (tid, class, _) = key;
-    let mut cursor = sends.cursor_lower_bound(&(tid, class, 0));
-    while let Some(c) = cursor {
-        let (&(t, k, _), outstanding) = c.current();
-        if (t, k) != (tid, class) {
-            break;
-        }
-        if kind.clashes_with(outstanding) {
-            return true;
-        }
-        cursor = c.move_next();
-    }
-    false
 }
 
 impl From<&UserMadHdr> for AddressVector {
@@ -500,44 +480,54 @@ impl From<&UserMadHdr> for AddressVector {
 }
 
 impl MadHandler for UmadFile {
-    type SendContext = ListArc<Packet>;
+    type SendContext = Outstanding;
 
     fn received(this: ArcBorrow<'_, Self>, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>) {
         if !completion.is_success() {
             return;
         }
-        let mut hdr = UserMadHdr {
-            length: (this.layout().size() + mad.len()) as u32,
-            qpn: Be32::new(completion.src_qp()),
-            // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
-            lid: Be16::new(completion.slid() as u16),
-            sl: completion.sl(),
-            path_bits: completion.dlid_path_bits(),
-            pkey_index: completion.pkey_index(),
-            grh_present: completion.has_grh().into(),
-            ..Default::default()
+        let length = (this.layout().size() + mad.len()) as u32;
+        // Dropping the packet on the way out frees the MAD.
+        let Ok(mut packet) = Packet::new(Body::Received(mad)) else {
+            return;
         };
+        let hdr = packet.as_mut().hdr_mut();
+        hdr.length = length;
+        hdr.qpn = Be32::new(completion.src_qp());
+        // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
+        hdr.lid = Be16::new(completion.slid() as u16);
+        hdr.sl = completion.sl();
+        hdr.path_bits = completion.dlid_path_bits();
+        hdr.pkey_index = completion.pkey_index();
         if completion.has_grh() {
             let Ok(route) = completion.route_back() else {
                 return;
             };
+            hdr.grh_present = 1;
             hdr.gid_index = route.sgid_index;
             hdr.hop_limit = route.hop_limit;
             hdr.traffic_class = route.traffic_class;
             hdr.gid = route.dgid;
             hdr.flow_label = Be32::new(route.flow_label);
         }
-        this.enqueue(agent, |id| Packet::new(UserMadHdr { id, ..hdr }, Body::Received(mad)), true);
+        this.enqueue(
+            agent,
+            move |id| {
+                packet.as_mut().hdr_mut().id = id;
+                ListArc::from(packet)
+            },
+            true,
+        );
     }
 
-    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, packet: ListArc<Packet>, timed_out: bool) {
-        if let Some(key) = packet.send_key() {
-            this.sends.lock().remove(&key);
-        }
-        if timed_out {
+    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, outstanding: Outstanding, timed_out: bool) {
+        // SAFETY: the file's agents post only sends that `write` put in
+        // the file's table, and each completes once.
+        let packet = unsafe { this.sends.lock().take(outstanding) };
+        if let (Some(packet), true) = (packet, timed_out) {
             // Reported if the agent is still the file's; never dropped for
             // the queue's length.
-            this.enqueue(agent, |_| Ok(packet), false);
+            this.enqueue(agent, |_| packet, false);
         }
     }
 }

@@ -183,11 +183,7 @@ impl<H: MadHandler> Agent<H> {
         // SAFETY: the agent's device is registered; `attr` is valid and the
         // setters only write it.
         unsafe {
-            attr.type_ = bindings::ib_umad_rs_ah_find_type(agent.device, port);
-            bindings::ib_umad_rs_ah_set_dlid(&mut attr, to.dlid.into());
-            attr.sl = to.sl;
-            bindings::ib_umad_rs_ah_set_path_bits(&mut attr, to.path_bits);
-            attr.port_num = port;
+            bindings::ib_umad_rs_ah_init(&mut attr, agent.device, port, to.dlid.into(), to.sl, to.path_bits);
             if let Some(grh) = &to.grh {
                 bindings::ib_umad_rs_ah_set_grh(
                     &mut attr,
@@ -195,8 +191,8 @@ impl<H: MadHandler> Agent<H> {
                     grh.sgid_index,
                     grh.hop_limit,
                     grh.traffic_class,
+                    grh.dgid.as_ptr().cast(),
                 );
-                bindings::ib_umad_rs_ah_set_dgid_raw(&mut attr, grh.dgid.as_ptr().cast());
             }
         }
         // SAFETY: the agent's PD is valid while it is registered; `attr`

@@ -20,6 +20,7 @@ mod numbering;
 mod packet;
 mod port;
 mod semaphore;
+mod sends;
 mod slots;
 mod sysfs;
 mod trace;

@@ -94,30 +94,22 @@ bool ib_umad_rs_kernel_rmpp_agent(const struct ib_mad_agent *agent)
 	return ib_mad_kernel_rmpp_agent(agent);
 }
 
-enum rdma_ah_attr_type ib_umad_rs_ah_find_type(struct ib_device *device, u32 port_num)
+/* The inline setters ib_umad_write uses, for a zeroed attr, in one call. */
+void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32 port_num,
+			u32 dlid, u8 sl, u8 path_bits)
 {
-	return rdma_ah_find_type(device, port_num);
-}
-
-void ib_umad_rs_ah_set_dlid(struct rdma_ah_attr *attr, u32 dlid)
-{
+	attr->type = rdma_ah_find_type(device, port_num);
 	rdma_ah_set_dlid(attr, dlid);
-}
-
-void ib_umad_rs_ah_set_path_bits(struct rdma_ah_attr *attr, u8 path_bits)
-{
+	rdma_ah_set_sl(attr, sl);
 	rdma_ah_set_path_bits(attr, path_bits);
+	rdma_ah_set_port_num(attr, port_num);
 }
 
 void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_index,
-			   u8 hop_limit, u8 traffic_class)
+			   u8 hop_limit, u8 traffic_class, const void *dgid)
 {
 	rdma_ah_set_grh(attr, NULL, flow_label, sgid_index, hop_limit, traffic_class);
-}
-
-void ib_umad_rs_ah_set_dgid_raw(struct rdma_ah_attr *attr, const void *gid)
-{
-	rdma_ah_set_dgid_raw(attr, (void *)gid);
+	rdma_ah_set_dgid_raw(attr, (void *)dgid);
 }
 
 const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr)

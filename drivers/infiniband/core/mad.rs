@@ -34,12 +34,11 @@ pub(crate) const fn is_rmpp_class(mgmt_class: u8) -> bool {
     matches!(mgmt_class, 0x03 | 0x06 | 0x10 | 0x12 | 0x30..=0x4f)
 }
 
-/// The start of a MAD: its common header and the RMPP header slot
-/// (`struct ib_rmpp_mad_hdr`), as much as umad looks at.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct MadStart(pub(crate) [u8; RMPP_HDR_END]);
+/// A MAD's common header (`struct ib_mad_hdr`), as umad reads it.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub(crate) struct MadHdr(pub(crate) [u8; MAD_HDR_SIZE]);
 
-impl MadStart {
+impl MadHdr {
     pub(crate) fn base_version(&self) -> u8 {
         self.0[0]
     }
@@ -66,11 +65,6 @@ impl MadStart {
         u32::from_be_bytes([self.0[20], self.0[21], self.0[22], self.0[23]])
     }
 
-    /// The RMPP header's ACTIVE flag: meaningful only for an RMPP class.
-    fn rmpp_active(&self) -> bool {
-        self.0[26] & RMPP_FLAG_ACTIVE != 0
-    }
-
     /// `ib_response_mad`: a response method, a trap repress, or a baseboard
     /// management MAD with the response bit in its attribute modifier.
     pub(crate) fn is_response(&self) -> bool {
@@ -88,12 +82,28 @@ impl MadStart {
         let tid = (u64::from(hi_tid) << 32) | (self.tid() & 0xffff_ffff);
         self.set_tid(tid);
     }
+}
+
+/// The start of a MAD: its common header and the RMPP header slot
+/// (`struct ib_rmpp_mad_hdr`), as much as umad looks at.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct MadStart(pub(crate) [u8; RMPP_HDR_END]);
+
+impl MadStart {
+    pub(crate) fn hdr(&self) -> MadHdr {
+        MadHdr(core::array::from_fn(|i| self.0[i]))
+    }
+
+    /// The RMPP header's ACTIVE flag: meaningful only for an RMPP class.
+    fn rmpp_active(&self) -> bool {
+        self.0[26] & RMPP_FLAG_ACTIVE != 0
+    }
 
     /// Whether the MAD is an RMPP transfer that userspace runs itself
     /// (an active RMPP MAD of an agent without kernel RMPP): such sends
     /// are not checked for duplicates.
     pub(crate) fn is_user_rmpp(&self, kernel_rmpp: bool) -> bool {
-        !kernel_rmpp && is_rmpp_class(self.mgmt_class()) && self.rmpp_active()
+        !kernel_rmpp && is_rmpp_class(self.hdr().mgmt_class()) && self.rmpp_active()
     }
 }
 
@@ -118,7 +128,7 @@ impl SendLayout {
     /// or without kernel RMPP. `None` when `count` is too short for the
     /// class's header (EINVAL: CVE-2026-23243 was this going negative).
     pub(crate) fn new(count: usize, hdr_size: usize, mad: &MadStart, kernel_rmpp: bool) -> Option<Self> {
-        let class = mad.mgmt_class();
+        let class = mad.hdr().mgmt_class();
         let hdr_len = data_offset(class);
         let (copy_offset, rmpp_active) = if is_rmpp_class(class) && kernel_rmpp {
             (RMPP_HDR_END, mad.rmpp_active())
@@ -169,6 +179,11 @@ pub(crate) struct SendKind {
 }
 
 impl SendKind {
+    /// The kind of a send of `mad` behind the umad header `hdr`.
+    pub(crate) fn of(hdr: &UserMadHdr, mad: &MadHdr) -> Self {
+        Self { response: mad.is_response(), destination: Destination::of(hdr) }
+    }
+
     /// ib_umad's `is_duplicate` for two sends with the same TID and class:
     /// two requests always clash (stricter than the spec, on purpose), two
     /// responses clash when they go to the same place, a request and a
@@ -180,6 +195,12 @@ impl SendKind {
             _ => false,
         }
     }
+}
+
+/// Which of `1 << bits` buckets a TID hashes to (Fibonacci hashing: the
+/// low word userspace counts up and the agent's high word both spread).
+pub(crate) const fn tid_bucket(tid: u64, bits: u32) -> usize {
+    (tid.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
 }
 
 /// How a received MAD of `mad_len` bytes, in segments of `seg_size` bytes
@@ -224,13 +245,20 @@ mod tests {
     use crate::uapi::{Be16, HdrLayout};
     use std::vec::Vec;
 
-    fn mad(class: u8, method: u8) -> MadStart {
+    fn start(class: u8, method: u8, set: &[(usize, u8)]) -> MadStart {
         let mut m = [0; RMPP_HDR_END];
         m[0] = 1;
         m[1] = class;
         m[2] = 1;
         m[3] = method;
+        for &(at, value) in set {
+            m[at] = value;
+        }
         MadStart(m)
+    }
+
+    fn mad(class: u8, method: u8) -> MadStart {
+        start(class, method, &[])
     }
 
     #[test]
@@ -249,21 +277,17 @@ mod tests {
 
     #[test]
     fn responses_are_recognised() {
-        assert!(!mad(0x04, 0x01).is_response());
-        assert!(mad(0x04, 0x81).is_response());
-        assert!(mad(0x03, 0x07).is_response()); // trap repress
-        assert!(!mad(0x05, 0x01).is_response());
-        let mut bm = mad(0x05, 0x01);
-        bm.0[23] = 1;
-        assert!(bm.is_response());
-        let mut other = mad(0x04, 0x01);
-        other.0[23] = 1;
-        assert!(!other.is_response());
+        assert!(!mad(0x04, 0x01).hdr().is_response());
+        assert!(mad(0x04, 0x81).hdr().is_response());
+        assert!(mad(0x03, 0x07).hdr().is_response()); // trap repress
+        assert!(!mad(0x05, 0x01).hdr().is_response());
+        assert!(start(0x05, 0x01, &[(23, 1)]).hdr().is_response());
+        assert!(!start(0x04, 0x01, &[(23, 1)]).hdr().is_response());
     }
 
     #[test]
     fn the_tid_keeps_its_low_word_and_takes_the_agents_high_word() {
-        let mut m = mad(0x04, 0x01);
+        let mut m = mad(0x04, 0x01).hdr();
         m.set_tid(0x1122_3344_5566_7788);
         m.rewrite_tid(0xdead_beef);
         assert_eq!(m.tid(), 0xdead_beef_5566_7788);
@@ -286,8 +310,7 @@ mod tests {
 
     #[test]
     fn rmpp_flags_count_only_for_rmpp_classes_of_kernel_rmpp_agents() {
-        let mut m = mad(0x30, 0x01);
-        m.0[26] = RMPP_FLAG_ACTIVE;
+        let m = start(0x30, 0x01, &[(26, RMPP_FLAG_ACTIVE)]);
         let k = SendLayout::new(64 + 1000, 64, &m, true).unwrap();
         assert!(k.rmpp_active);
         assert_eq!(k.copy_offset, RMPP_HDR_END);
@@ -297,9 +320,7 @@ mod tests {
         assert!(m.is_user_rmpp(false));
         assert!(!m.is_user_rmpp(true));
         // Class 0x04 has no RMPP header: bytes 26/27 are data.
-        let mut perf = mad(0x04, 0x01);
-        perf.0[26] = 1;
-        perf.0[27] = 1;
+        let perf = start(0x04, 0x01, &[(26, 1), (27, 1)]);
         let p = SendLayout::new(64 + 256, 64, &perf, true).unwrap();
         assert!(!p.rmpp_active);
         assert_eq!((p.hdr_len, p.data_len), (24, 232));
@@ -337,6 +358,21 @@ mod tests {
         hdr.grh_present = 1;
         hdr.gid = [7; 16];
         assert_eq!(Destination::of(&hdr), gid);
+        assert_eq!(SendKind::of(&hdr, &mad(0x03, 0x81).hdr()), resp(gid));
+    }
+
+    #[test]
+    fn tids_spread_over_the_send_buckets() {
+        const BITS: u32 = 6;
+        // Counted up from any start, with any agent's high word, TIDs
+        // fill every bucket about evenly.
+        for hi in [0u64, 1, 0xdead_beef, 0xffff_ffff] {
+            let mut count = [0u32; 1 << BITS];
+            for low in 1000..1000 + 64 * 16 {
+                count[tid_bucket(hi << 32 | low, BITS)] += 1;
+            }
+            assert!(count.iter().all(|&n| (8..=24).contains(&n)), "hi {hi:#x}: {count:?}");
+        }
     }
 
     #[test]

@@ -2,19 +2,19 @@
 
 //! What a umad file hands to `read`: received MADs, and reports of requests
 //! whose response timed out. A sent MAD's packet exists from `write` on: it
-//! rides along with the send as its context, keys the file's duplicate
-//! check while outstanding, and becomes the timeout report if there is one,
-//! so reporting a timeout allocates nothing.
+//! sits in the file's send table while outstanding (`sends.rs`), and
+//! becomes the timeout report if there is one, so reporting a timeout
+//! allocates nothing.
 
 use crate::{
-    ib_mad::{ReceivedMad, SendContext},
-    mad::{data_offset, RecvLayout, MAD_HDR_SIZE},
+    ib_mad::ReceivedMad,
+    mad::{data_offset, MadHdr, RecvLayout},
     trace::Event,
     uapi::{HdrLayout, UserMadHdr},
 };
+use core::pin::Pin;
 use kernel::{
-    ffi::c_void,
-    list::{ListArc, ListLinks},
+    list::ListLinks,
     prelude::*,
     sync::UniqueArc,
     uaccess::UserSliceWriter,
@@ -52,27 +52,36 @@ pub(crate) enum Body {
     Received(ReceivedMad),
     /// A MAD the file sent: its common header as sent (with the rewritten
     /// TID). Queued only as a timeout report.
-    Sent { mad: [u8; MAD_HDR_SIZE] },
+    Sent(MadHdr),
 }
 
-/// An outstanding send in the file's duplicate check: TID, class, and the
-/// packet's address to tell sends with the same TID apart.
-pub(crate) type SendKey = (u64, u8, usize);
-
 impl Packet {
-    pub(crate) fn new(hdr: UserMadHdr, body: Body) -> Result<ListArc<Self>> {
-        let packet = UniqueArc::pin_init(pin_init!(Self { links <- ListLinks::new(), hdr, body }), GFP_KERNEL)?;
-        Ok(ListArc::from(packet))
+    /// A packet of `body` with an all-zero header, which the caller fills
+    /// in place before queueing the packet.
+    pub(crate) fn new(body: Body) -> Result<Pin<UniqueArc<Self>>> {
+        UniqueArc::pin_init(
+            pin_init!(Self { links <- ListLinks::new(), hdr: UserMadHdr::default(), body }),
+            GFP_KERNEL,
+        )
     }
 
-    /// A sent packet's key in the duplicate check.
-    pub(crate) fn send_key(&self) -> Option<SendKey> {
+    /// The header, to fill in.
+    pub(crate) fn hdr_mut(self: Pin<&mut Self>) -> &mut UserMadHdr {
+        // SAFETY: only `links` is structurally pinned; the header is
+        // plain data that may move.
+        unsafe { &mut self.get_unchecked_mut().hdr }
+    }
+
+    /// The body, to fill in.
+    pub(crate) fn body_mut(self: Pin<&mut Self>) -> &mut Body {
+        // SAFETY: as in `hdr_mut`.
+        unsafe { &mut self.get_unchecked_mut().body }
+    }
+
+    /// A sent packet's MAD header.
+    pub(crate) fn sent(&self) -> Option<&MadHdr> {
         match &self.body {
-            Body::Sent { mad } => {
-                let mut tid = [0; 8];
-                tid.copy_from_slice(&mad[8..16]);
-                Some((u64::from_be_bytes(tid), mad[1], self as *const Self as usize))
-            }
+            Body::Sent(mad) => Some(mad),
             Body::Received(_) => None,
         }
     }
@@ -96,7 +105,7 @@ impl Packet {
                 let offset = data_offset(first[1]);
                 let plan =
                     RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size(), offset).ok_or(EINVAL)?;
-                out.write_slice(&self.hdr.to_bytes()[..hdr_size])?;
+                out.write_slice(&self.hdr.as_bytes()[..hdr_size])?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {
                     return Err(ENOSPC);
@@ -109,27 +118,16 @@ impl Packet {
                 trace(Event::ReadRecv, &self.hdr, last);
                 Ok(hdr_size + mad.len())
             }
-            Body::Sent { mad } => {
+            Body::Sent(MadHdr(mad)) => {
                 if count < hdr_size + mad.len() {
                     return Err(EINVAL);
                 }
                 let report = UserMadHdr { status: ETIMEDOUT, ..self.hdr };
-                out.write_slice(&report.to_bytes()[..hdr_size])?;
+                out.write_slice(&report.as_bytes()[..hdr_size])?;
                 out.write_slice(mad)?;
                 trace(Event::ReadSend, &report, mad);
                 Ok(hdr_size + mad.len())
             }
         }
-    }
-}
-
-impl SendContext for ListArc<Packet> {
-    fn into_raw(self) -> *mut c_void {
-        ListArc::into_raw(self).cast_mut().cast()
-    }
-
-    unsafe fn from_raw(ptr: *mut c_void) -> Self {
-        // SAFETY: the caller passes what `into_raw` returned, once.
-        unsafe { ListArc::from_raw(ptr.cast_const().cast()) }
     }
 }

@@ -69,59 +69,25 @@ pub(crate) struct UserMadHdr {
     pub(crate) reserved: [u8; 6],
 }
 
+// No padding: every byte of the header is a field's, so its bytes can be
+// viewed and set directly.
+const _: () = assert!(size_of::<UserMadHdr>() == 5 * 4 + 2 * 4 + 2 + 6 + 16 + 4 + 2 + 6);
+
 impl UserMadHdr {
-    /// The header as userspace sees it, native-endian apart from the
-    /// big-endian fields; a file with the old layout uses the first 56 bytes.
-    pub(crate) fn to_bytes(self) -> [u8; size_of::<UserMadHdr>()] {
-        let mut b = [0; size_of::<UserMadHdr>()];
-        b[0..4].copy_from_slice(&self.id.to_ne_bytes());
-        b[4..8].copy_from_slice(&self.status.to_ne_bytes());
-        b[8..12].copy_from_slice(&self.timeout_ms.to_ne_bytes());
-        b[12..16].copy_from_slice(&self.retries.to_ne_bytes());
-        b[16..20].copy_from_slice(&self.length.to_ne_bytes());
-        b[20..24].copy_from_slice(&self.qpn.get().to_be_bytes());
-        b[24..28].copy_from_slice(&self.qkey.get().to_be_bytes());
-        b[28..30].copy_from_slice(&self.lid.get().to_be_bytes());
-        b[30] = self.sl;
-        b[31] = self.path_bits;
-        b[32] = self.grh_present;
-        b[33] = self.gid_index;
-        b[34] = self.hop_limit;
-        b[35] = self.traffic_class;
-        b[36..52].copy_from_slice(&self.gid);
-        b[52..56].copy_from_slice(&self.flow_label.get().to_be_bytes());
-        b[56..58].copy_from_slice(&self.pkey_index.to_ne_bytes());
-        b[58..64].copy_from_slice(&self.reserved);
-        b
+    /// The header as userspace sees it (its fields are in memory as they
+    /// are in the ABI); a file with the old layout uses the first 56 bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8; size_of::<UserMadHdr>()] {
+        // SAFETY: `repr(C)` without padding (asserted above): all 64 bytes
+        // are initialised, and `u8` has no alignment to meet.
+        unsafe { &*(self as *const Self).cast() }
     }
 
-    /// The header userspace wrote (see `to_bytes`); for the old layout the
-    /// last 8 bytes are zero.
-    pub(crate) fn from_bytes(b: &[u8; size_of::<UserMadHdr>()]) -> Self {
-        let mut gid = [0; 16];
-        gid.copy_from_slice(&b[36..52]);
-        let mut reserved = [0; 6];
-        reserved.copy_from_slice(&b[58..64]);
-        Self {
-            id: ne_u32(b, 0),
-            status: ne_u32(b, 4),
-            timeout_ms: ne_u32(b, 8),
-            retries: ne_u32(b, 12),
-            length: ne_u32(b, 16),
-            qpn: Be32::new(u32::from_be_bytes([b[20], b[21], b[22], b[23]])),
-            qkey: Be32::new(u32::from_be_bytes([b[24], b[25], b[26], b[27]])),
-            lid: Be16::new(u16::from_be_bytes([b[28], b[29]])),
-            sl: b[30],
-            path_bits: b[31],
-            grh_present: b[32],
-            gid_index: b[33],
-            hop_limit: b[34],
-            traffic_class: b[35],
-            gid,
-            flow_label: Be32::new(u32::from_be_bytes([b[52], b[53], b[54], b[55]])),
-            pkey_index: u16::from_ne_bytes([b[56], b[57]]),
-            reserved,
-        }
+    /// The header's bytes, to be written as userspace's are read: any
+    /// bytes make a valid header.
+    pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8; size_of::<UserMadHdr>()] {
+        // SAFETY: as in `as_bytes`; and every field is an integer or an
+        // array of them, so any bytes written make a valid header.
+        unsafe { &mut *(self as *mut Self).cast() }
     }
 }
 
@@ -323,13 +289,22 @@ mod tests {
             pkey_index: 0x0102,
             reserved: [0; 6],
         };
-        let b = hdr.to_bytes();
-        assert_eq!(UserMadHdr::from_bytes(&b), hdr);
+        let b = *hdr.as_bytes();
+        let mut read = UserMadHdr::default();
+        *read.as_bytes_mut() = b;
+        assert_eq!(read, hdr);
+        assert_eq!(&b[0..4], &3u32.to_ne_bytes());
+        assert_eq!(&b[4..8], &110u32.to_ne_bytes());
+        assert_eq!(&b[16..20], &88u32.to_ne_bytes());
         assert_eq!(&b[20..24], &[0, 0, 0, 1]);
         assert_eq!(&b[28..30], &[0x12, 0x34]);
         assert_eq!(b[30], 5);
         assert_eq!(&b[52..56], &[0, 0x0a, 0xbc, 0xde]);
         assert_eq!(&b[56..58], &0x0102u16.to_ne_bytes());
+        // The old layout's 56 bytes leave `pkey_index` at zero.
+        let mut old = UserMadHdr::default();
+        old.as_bytes_mut()[..HdrLayout::Old.size()].copy_from_slice(&b[..HdrLayout::Old.size()]);
+        assert_eq!(old, UserMadHdr { pkey_index: 0, ..hdr });
     }
 
     #[test]
