@@ -13,8 +13,8 @@
 use crate::{
     chardev::File,
     ib_mad::{Agent, AgentId, AddressVector, GlobalRoute, MadHandler, QpType, RecvCompletion, ReceivedMad, RegRequest},
-    mad::{MadHdr, MadStart, SendLayout, RMPP_HDR_END},
-    packet::{Body, Packet},
+    mad::{MadStart, SendLayout, RMPP_HDR_END},
+    packet::{Body, Packet, PacketBox, PacketList},
     port::Port,
     sends::{Outstanding, SendTable},
     slots::{Slots, MAX_AGENTS},
@@ -28,7 +28,6 @@ use core::{
 };
 use kernel::{
     c_str,
-    list::{List, ListArc},
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
@@ -69,7 +68,7 @@ pub(crate) struct FileState {
     agents: Slots<Agent<UmadFile>>,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
-    received: List<Packet>,
+    received: PacketList,
 }
 
 /// A register ioctl's request, as far as the checks go.
@@ -145,15 +144,16 @@ impl UmadFile {
     pub(crate) fn open(port: ArcBorrow<'_, Port>) -> Result<Arc<Self>> {
         let mut port_state = port.state.lock();
         port_state.check_open()?;
+        let sends = SendTable::new()?;
         let file: Arc<Self> = Arc::pin_init(
             pin_init!(Self {
                 port: port.into(),
                 state <- new_mutex!(FileState {
                     agents: Slots::new(),
                     already_used: false,
-                    received: List::new(),
+                    received: PacketList::new(),
                 }),
-                sends <- new_spinlock!(SendTable::new()),
+                sends <- new_spinlock!(sends),
                 wait <- WaitQueue::new(c_str!("umad_file"), kernel::static_lock_class!()),
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
@@ -269,13 +269,10 @@ impl UmadFile {
         if count < hdr_size + RMPP_HDR_END {
             return Err(EINVAL);
         }
-        // The packet that keeps the send in the duplicate check, and may
-        // become its timeout report; the header is read straight into it
-        // (the old layout leaves `pkey_index` at zero).
-        let mut packet = Packet::new(Body::Sent(MadHdr::default()))?;
         let mut input = input;
-        input.read_slice(&mut packet.as_mut().hdr_mut().as_bytes_mut()[..hdr_size])?;
-        let hdr = &packet.hdr;
+        // The old layout leaves `pkey_index` at zero.
+        let mut hdr = UserMadHdr::default();
+        input.read_slice(&mut hdr.as_bytes_mut()[..hdr_size])?;
         if hdr.id as usize >= MAX_AGENTS {
             return Err(EINVAL);
         }
@@ -284,9 +281,9 @@ impl UmadFile {
         input.read_slice(&mut start.0)?;
 
         let state = self.state.lock();
-        trace::emit(trace::Event::Write, self.port.trace_origin(), hdr, &start.0);
+        trace::emit(trace::Event::Write, self.port.trace_origin(), &hdr, &start.0);
         let agent = state.agents.get(hdr.id).ok_or(EIO)?;
-        let ah = agent.address_handle(&AddressVector::from(hdr))?;
+        let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
         let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
         let mut mad = start.hdr();
@@ -325,16 +322,28 @@ impl UmadFile {
             from(plan.copy_offset)?.read_slice(&mut send.mad()[plan.copy_offset..end])?;
         }
 
-        *packet.as_mut().body_mut() = Body::Sent(mad);
+        // The packet that keeps the send in the duplicate check, and may
+        // become its timeout report.
+        let mut packet = Packet::new(Body::Sent(mad))?;
+        packet.hdr = hdr;
         // Userspace's own RMPP segments share a TID; they are not checked.
         let check = !start.is_user_rmpp(kernel_rmpp);
-        let outstanding = self.sends.lock().insert(ListArc::from(packet), check).map_err(|_| EINVAL)?;
+        let (outstanding, wanted) = {
+            let mut sends = self.sends.lock();
+            let outstanding = sends.insert(packet, check).map_err(|_| EINVAL)?;
+            (outstanding, sends.wanted_buckets())
+        };
         if let Err((e, outstanding)) = send.post(outstanding) {
             // SAFETY: not posted, so still in the table, once.
             drop(unsafe { self.sends.lock().take(outstanding) });
             return Err(e);
         }
         drop(state);
+        // More buckets, allocated without the table's lock; if there is no
+        // memory for them the table stays as it is.
+        if let Some(Ok(buckets)) = wanted.map(SendTable::empty_buckets) {
+            self.sends.lock().grow(buckets);
+        }
         Ok(count)
     }
 
@@ -448,7 +457,7 @@ impl UmadFile {
     /// Queues a packet for one of the file's agents, if it is still the
     /// file's: `packet` makes it, given the agent's id; `limit` drops
     /// received MADs beyond [`MAX_QUEUED`].
-    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> ListArc<Packet>, limit: bool) {
+    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> PacketBox, limit: bool) {
         let mut state = self.state.lock();
         if limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED {
             return;
@@ -491,7 +500,7 @@ impl MadHandler for UmadFile {
         let Ok(mut packet) = Packet::new(Body::Received(mad)) else {
             return;
         };
-        let hdr = packet.as_mut().hdr_mut();
+        let hdr = &mut packet.hdr;
         hdr.length = length;
         hdr.qpn = Be32::new(completion.src_qp());
         // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
@@ -513,8 +522,8 @@ impl MadHandler for UmadFile {
         this.enqueue(
             agent,
             move |id| {
-                packet.as_mut().hdr_mut().id = id;
-                ListArc::from(packet)
+                packet.hdr.id = id;
+                packet
             },
             true,
         );
@@ -524,7 +533,7 @@ impl MadHandler for UmadFile {
         // SAFETY: the file's agents post only sends that `write` put in
         // the file's table, and each completes once.
         let packet = unsafe { this.sends.lock().take(outstanding) };
-        if let (Some(packet), true) = (packet, timed_out) {
+        if timed_out {
             // Reported if the agent is still the file's; never dropped for
             // the queue's length.
             this.enqueue(agent, |_| packet, false);

@@ -21,6 +21,7 @@ mod packet;
 mod port;
 mod semaphore;
 mod sends;
+mod slab;
 mod slots;
 mod sysfs;
 mod trace;
@@ -47,6 +48,8 @@ struct UmadModule {
     _umad: ib::Registration<UmadClient>,
     _dynamic: ChrdevRegion,
     _fixed: ChrdevRegion,
+    /// Last to go: no file, hence no packet, outlives the clients.
+    _packets: slab::CacheGuard<packet::Packet>,
 }
 
 const REGION_NAME: &CStr = c_str!("infiniband_mad");
@@ -54,6 +57,7 @@ const REGION_NAME: &CStr = c_str!("infiniband_mad");
 impl kernel::Module for UmadModule {
     /// As ib_umad: the fixed region, the dynamic one, the class, the clients.
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let packets = packet::create_cache()?;
         let fixed = ChrdevRegion::claim(Regions::FIXED, Regions::FIXED_COUNT, REGION_NAME)
             .inspect_err(|_| pr_err!("couldn't register device number\n"))?;
         let dynamic = ChrdevRegion::allocate(Regions::DYNAMIC_COUNT, REGION_NAME)
@@ -75,6 +79,7 @@ impl kernel::Module for UmadModule {
             _umad: umad,
             _dynamic: dynamic,
             _fixed: fixed,
+            _packets: packets,
         })
     }
 }

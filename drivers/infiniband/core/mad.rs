@@ -35,7 +35,7 @@ pub(crate) const fn is_rmpp_class(mgmt_class: u8) -> bool {
 }
 
 /// A MAD's common header (`struct ib_mad_hdr`), as umad reads it.
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct MadHdr(pub(crate) [u8; MAD_HDR_SIZE]);
 
 impl MadHdr {

@@ -9,43 +9,47 @@
 use crate::{
     ib_mad::ReceivedMad,
     mad::{data_offset, MadHdr, RecvLayout},
+    slab::{CacheGuard, SlabBox, SlabCache},
     trace::Event,
     uapi::{HdrLayout, UserMadHdr},
 };
-use core::pin::Pin;
-use kernel::{
-    list::ListLinks,
-    prelude::*,
-    sync::UniqueArc,
-    uaccess::UserSliceWriter,
-};
+use core::ptr::{self, NonNull};
+use kernel::{c_str, prelude::*, uaccess::UserSliceWriter};
 
 /// `ETIMEDOUT`, the status of a timeout report.
 const ETIMEDOUT: u32 = kernel::bindings::ETIMEDOUT;
 
-/// One entry of a file's receive queue.
-#[pin_data]
+/// Where packets come from.
+static PACKETS: SlabCache<Packet> = SlabCache::new(c_str!("ib_umad_rs_packet"));
+
+/// Makes the packets' slab cache, which lives while the guard does.
+pub(crate) fn create_cache() -> Result<CacheGuard<Packet>> {
+    PACKETS.create()
+}
+
+/// One entry of a file's receive queue, or of its send table.
 pub(crate) struct Packet {
-    #[pin]
-    links: ListLinks,
+    /// Neighbours in the one `PacketList` that owns the packet; null in
+    /// none.
+    next: *mut Packet,
+    prev: *mut Packet,
     /// The umad header `read` returns.
     pub(crate) hdr: UserMadHdr,
     pub(crate) body: Body,
 }
 
-// A queued MAD costs no more memory than ib_umad's (its 104-byte packet
-// takes a 128-byte slab object): the `Arc` around a packet adds its count.
-const _: () = assert!(core::mem::size_of::<Packet>() + 8 <= 128);
+// SAFETY: the links are only followed by the list that owns the packet,
+// under its owner's lock; the rest is `Send` and `Sync` data.
+unsafe impl Send for Packet {}
+// SAFETY: as above.
+unsafe impl Sync for Packet {}
 
-kernel::list::impl_has_list_links! {
-    impl HasListLinks<0> for Packet { self.links }
-}
-kernel::list::impl_list_arc_safe! {
-    impl ListArcSafe<0> for Packet { untracked; }
-}
-kernel::list::impl_list_item! {
-    impl ListItem<0> for Packet { using ListLinks; }
-}
+/// A packet the caller owns: in no list.
+pub(crate) type PacketBox = SlabBox<Packet>;
+
+// A queued MAD costs less memory than ib_umad's (its 104-byte packet takes
+// a 128-byte kmalloc object): an object of the packets' own cache.
+const _: () = assert!(core::mem::size_of::<Packet>() <= 112);
 
 pub(crate) enum Body {
     /// A MAD that arrived for one of the file's agents.
@@ -57,25 +61,9 @@ pub(crate) enum Body {
 
 impl Packet {
     /// A packet of `body` with an all-zero header, which the caller fills
-    /// in place before queueing the packet.
-    pub(crate) fn new(body: Body) -> Result<Pin<UniqueArc<Self>>> {
-        UniqueArc::pin_init(
-            pin_init!(Self { links <- ListLinks::new(), hdr: UserMadHdr::default(), body }),
-            GFP_KERNEL,
-        )
-    }
-
-    /// The header, to fill in.
-    pub(crate) fn hdr_mut(self: Pin<&mut Self>) -> &mut UserMadHdr {
-        // SAFETY: only `links` is structurally pinned; the header is
-        // plain data that may move.
-        unsafe { &mut self.get_unchecked_mut().hdr }
-    }
-
-    /// The body, to fill in.
-    pub(crate) fn body_mut(self: Pin<&mut Self>) -> &mut Body {
-        // SAFETY: as in `hdr_mut`.
-        unsafe { &mut self.get_unchecked_mut().body }
+    /// in before queueing the packet.
+    pub(crate) fn new(body: Body) -> Result<PacketBox> {
+        PACKETS.alloc(Self { next: ptr::null_mut(), prev: ptr::null_mut(), hdr: UserMadHdr::default(), body })
     }
 
     /// A sent packet's MAD header.
@@ -129,5 +117,102 @@ impl Packet {
                 Ok(hdr_size + mad.len())
             }
         }
+    }
+}
+
+/// A list of packets that owns them, linked through the packets (no
+/// allocation): a file's receive queue, a bucket of its send table.
+pub(crate) struct PacketList {
+    first: *mut Packet,
+    last: *mut Packet,
+}
+
+// SAFETY: the list owns its packets, which are `Send`.
+unsafe impl Send for PacketList {}
+
+impl PacketList {
+    pub(crate) const fn new() -> Self {
+        Self { first: ptr::null_mut(), last: ptr::null_mut() }
+    }
+
+    /// Appends a packet; returns where it is, for `remove`.
+    pub(crate) fn push_back(&mut self, packet: PacketBox) -> NonNull<Packet> {
+        let new = packet.into_raw();
+        let p = new.as_ptr();
+        // SAFETY: `p` is ours and in no list (a box's packet never is);
+        // `last`, if not null, is a packet of this list.
+        unsafe {
+            (*p).prev = self.last;
+            (*p).next = ptr::null_mut();
+            match NonNull::new(self.last) {
+                None => self.first = p,
+                Some(last) => (*last.as_ptr()).next = p,
+            }
+        }
+        self.last = p;
+        new
+    }
+
+    pub(crate) fn push_front(&mut self, packet: PacketBox) {
+        let p = packet.into_raw().as_ptr();
+        // SAFETY: as in `push_back`, with `first`.
+        unsafe {
+            (*p).next = self.first;
+            (*p).prev = ptr::null_mut();
+            match NonNull::new(self.first) {
+                None => self.last = p,
+                Some(first) => (*first.as_ptr()).prev = p,
+            }
+        }
+        self.first = p;
+    }
+
+    pub(crate) fn pop_front(&mut self) -> Option<PacketBox> {
+        let first = NonNull::new(self.first)?;
+        // SAFETY: the first packet is in this list.
+        Some(unsafe { self.remove(first) })
+    }
+
+    /// Takes `packet` out of the list.
+    ///
+    /// # Safety
+    ///
+    /// `packet` is in this list.
+    pub(crate) unsafe fn remove(&mut self, packet: NonNull<Packet>) -> PacketBox {
+        let p = packet.as_ptr();
+        // SAFETY: `p` and its neighbours are packets of this list, which
+        // owns them and which `&mut self` gives us alone.
+        unsafe {
+            let (prev, next) = ((*p).prev, (*p).next);
+            match NonNull::new(prev) {
+                None => self.first = next,
+                Some(prev) => (*prev.as_ptr()).next = next,
+            }
+            match NonNull::new(next) {
+                None => self.last = prev,
+                Some(next) => (*next.as_ptr()).prev = prev,
+            }
+            (*p).prev = ptr::null_mut();
+            (*p).next = ptr::null_mut();
+            // The list owned it as a box of the packets' cache.
+            SlabBox::from_raw(packet, &PACKETS)
+        }
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Packet> {
+        let mut next = self.first;
+        core::iter::from_fn(move || {
+            // SAFETY: a non-null link is a packet of this list, alive while
+            // the list is borrowed.
+            let packet = unsafe { next.as_ref()? };
+            next = packet.next;
+            Some(packet)
+        })
+    }
+}
+
+impl Drop for PacketList {
+    fn drop(&mut self) {
+        while self.pop_front().is_some() {}
     }
 }

@@ -5,26 +5,28 @@
 //!
 //! A sent packet is in the table from its write until its send completes,
 //! and only then, perhaps, in the receive queue as a timeout report: never
-//! in both, so the two share the packet's list links and the table costs
-//! no allocation. A write looks only at the sends in its TID's bucket,
-//! instead of at every outstanding send as ib_umad does.
+//! in both, so the two share the packet's links and the table costs no
+//! allocation. A write looks only at the sends in its TID's bucket, instead
+//! of at every outstanding send as ib_umad does; the buckets double when
+//! they hold more than two sends each, so with thousands outstanding a
+//! write still looks at about two.
 
 use crate::{
     ib_mad::SendContext,
     mad::{tid_bucket, SendKind},
-    packet::Packet,
+    packet::{Packet, PacketBox, PacketList},
 };
 use core::ptr::NonNull;
-use kernel::{
-    ffi::c_void,
-    list::{List, ListArc},
-};
+use kernel::{ffi::c_void, prelude::*};
 
-/// log2 of the number of buckets: 64 list heads, half a kilobyte a file.
-const BUCKET_BITS: u32 = 6;
+/// The buckets a file starts with: 64 list heads, a kilobyte.
+const FIRST_BUCKETS: usize = 64;
 
 pub(crate) struct SendTable {
-    buckets: [List<Packet>; 1 << BUCKET_BITS],
+    /// A power of two of them.
+    buckets: KVec<PacketList>,
+    /// Packets in the table.
+    count: usize,
 }
 
 /// The send a posted MAD carries as its context: which packet of the send
@@ -47,22 +49,53 @@ impl SendContext for Outstanding {
 }
 
 impl SendTable {
-    pub(crate) const fn new() -> Self {
-        Self { buckets: [const { List::new() }; 1 << BUCKET_BITS] }
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Self { buckets: Self::empty_buckets(FIRST_BUCKETS)?, count: 0 })
     }
 
-    fn bucket(&mut self, packet: &Packet) -> &mut List<Packet> {
+    /// `n` empty buckets, for a table or for `grow`.
+    pub(crate) fn empty_buckets(n: usize) -> Result<KVec<PacketList>> {
+        let mut buckets = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            buckets.push(PacketList::new(), GFP_KERNEL)?;
+        }
+        Ok(buckets)
+    }
+
+    fn bucket_of(packet: &Packet, buckets: &[PacketList]) -> usize {
         let tid = packet.sent().map_or(0, |mad| mad.tid());
-        &mut self.buckets[tid_bucket(tid, BUCKET_BITS)]
+        tid_bucket(tid, buckets.len().trailing_zeros())
+    }
+
+    fn bucket(&mut self, packet: &Packet) -> &mut PacketList {
+        let b = Self::bucket_of(packet, &self.buckets);
+        &mut self.buckets[b]
+    }
+
+    /// How many buckets the table should have, when more than it has:
+    /// twice as many once it holds more than two sends a bucket.
+    pub(crate) fn wanted_buckets(&self) -> Option<usize> {
+        (self.count > 2 * self.buckets.len()).then(|| 2 * self.buckets.len())
+    }
+
+    /// Spreads the sends over `buckets` (from `empty_buckets`), if they
+    /// are more than the table has: another writer may have grown it.
+    pub(crate) fn grow(&mut self, mut buckets: KVec<PacketList>) {
+        if buckets.len() <= self.buckets.len() || !buckets.len().is_power_of_two() {
+            return;
+        }
+        for old in self.buckets.iter_mut() {
+            while let Some(packet) = old.pop_front() {
+                let b = Self::bucket_of(&packet, &buckets);
+                buckets[b].push_back(packet);
+            }
+        }
+        self.buckets = buckets;
     }
 
     /// Adds a sent packet. With `check`, refuses it (giving it back) when
     /// an outstanding send with its TID and class clashes with it.
-    pub(crate) fn insert(
-        &mut self,
-        packet: ListArc<Packet>,
-        check: bool,
-    ) -> Result<Outstanding, ListArc<Packet>> {
+    pub(crate) fn insert(&mut self, packet: PacketBox, check: bool) -> Result<Outstanding, PacketBox> {
         let bucket = self.bucket(&packet);
         if check {
             if let Some(mad) = packet.sent() {
@@ -79,8 +112,8 @@ impl SendTable {
                 }
             }
         }
-        let outstanding = Outstanding(NonNull::from(&*packet));
-        bucket.push_back(packet);
+        let outstanding = Outstanding(bucket.push_back(packet));
+        self.count += 1;
         Ok(outstanding)
     }
 
@@ -91,13 +124,14 @@ impl SendTable {
     ///
     /// `outstanding` came from this table's `insert`, and was not taken
     /// before.
-    pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> Option<ListArc<Packet>> {
+    pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> PacketBox {
         // SAFETY: the packet is in the table (the caller promised), which
         // owns it, so it is alive.
-        let packet = unsafe { outstanding.0.as_ref() };
-        let bucket = self.bucket(packet);
-        // SAFETY: `insert` put it in the bucket of its TID, which does not
-        // change: it is in `bucket`.
-        unsafe { bucket.remove(packet) }
+        let bucket = self.bucket(unsafe { outstanding.0.as_ref() });
+        // SAFETY: `insert` (or `grow`) put it in the bucket of its TID,
+        // which does not change: it is in `bucket`.
+        let packet = unsafe { bucket.remove(outstanding.0) };
+        self.count -= 1;
+        packet
     }
 }

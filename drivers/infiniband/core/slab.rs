@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A slab cache of one type (`struct kmem_cache`) and the box of an object
+//! from it, which 6.12's `kernel` crate lacks (its boxes and `Arc`s all
+//! come from `kmalloc`, through `krealloc`). A cache is a `static`, made
+//! when the module loads and destroyed when it unloads.
+
+use crate::bindings;
+use core::{
+    marker::PhantomData,
+    mem::{align_of, size_of},
+    ops::{Deref, DerefMut},
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicPtr, Ordering},
+};
+use kernel::{prelude::*, str::CStr};
+
+/// A slab cache of `T`s; empty until `create`.
+pub(crate) struct SlabCache<T> {
+    raw: AtomicPtr<bindings::kmem_cache>,
+    name: &'static CStr,
+    _objects: PhantomData<T>,
+}
+
+// SAFETY: the cache is the kernel's, made for use from any task; the
+// objects it hands out are owned by `SlabBox`es, `Send` when `T` is.
+unsafe impl<T: Send> Sync for SlabCache<T> {}
+
+/// The cache exists while this lives: drop it only once every object of
+/// the cache is freed (at module unload, after the last user went).
+pub(crate) struct CacheGuard<T: 'static>(&'static SlabCache<T>);
+
+impl<T> SlabCache<T> {
+    pub(crate) const fn new(name: &'static CStr) -> Self {
+        Self { raw: AtomicPtr::new(ptr::null_mut()), name, _objects: PhantomData }
+    }
+
+    /// Makes the cache (`kmem_cache_create`).
+    pub(crate) fn create(&'static self) -> Result<CacheGuard<T>> {
+        let size = u32::try_from(size_of::<T>())?;
+        let align = u32::try_from(align_of::<T>())?;
+        // SAFETY: `name` is 'static, as the cache keeps it.
+        let raw = unsafe { bindings::ib_umad_rs_kmem_cache_create(self.name.as_char_ptr(), size, align) };
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        self.raw.store(raw, Ordering::Release);
+        Ok(CacheGuard(self))
+    }
+
+    /// A `T` in an object of the cache, which must have been made.
+    pub(crate) fn alloc(&'static self, value: T) -> Result<SlabBox<T>> {
+        let raw = self.raw.load(Ordering::Acquire);
+        if raw.is_null() {
+            return Err(ENOMEM);
+        }
+        // SAFETY: `raw` is a live cache (it goes only with the guard, after
+        // every object), whose objects hold a `T`.
+        let object = unsafe { bindings::ib_umad_rs_kmem_cache_alloc(raw, kernel::bindings::GFP_KERNEL) };
+        let object = NonNull::new(object.cast::<T>()).ok_or(ENOMEM)?;
+        // SAFETY: a fresh object, sized and aligned for a `T`.
+        unsafe { object.as_ptr().write(value) };
+        Ok(SlabBox { ptr: object, cache: self })
+    }
+}
+
+impl<T> Drop for CacheGuard<T> {
+    fn drop(&mut self) {
+        let raw = self.0.raw.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: made by `create`; no object is left (the guard's rule).
+        unsafe { bindings::kmem_cache_destroy(raw) };
+    }
+}
+
+/// An owned `T` in an object of a slab cache, freed on drop.
+pub(crate) struct SlabBox<T: 'static> {
+    ptr: NonNull<T>,
+    cache: &'static SlabCache<T>,
+}
+
+// SAFETY: owns its `T` as a `KBox` does.
+unsafe impl<T: Send> Send for SlabBox<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for SlabBox<T> {}
+
+impl<T> SlabBox<T> {
+    /// Gives up the box: the `T` stays until `from_raw` takes it back.
+    pub(crate) fn into_raw(self) -> NonNull<T> {
+        let ptr = self.ptr;
+        core::mem::forget(self);
+        ptr
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` came from `into_raw` of a box of `cache`, and is taken back
+    /// once.
+    pub(crate) unsafe fn from_raw(ptr: NonNull<T>, cache: &'static SlabCache<T>) -> Self {
+        Self { ptr, cache }
+    }
+}
+
+impl<T> Deref for SlabBox<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the box owns a live `T`.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T> DerefMut for SlabBox<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as above, and `&mut self` makes this the only view.
+        unsafe { self.ptr.as_mut() }
+    }
+}
+
+impl<T> Drop for SlabBox<T> {
+    fn drop(&mut self) {
+        // SAFETY: the box owns the `T`, dropped once here; the object came
+        // from `cache`, which lives while any of its objects does.
+        unsafe {
+            ptr::drop_in_place(self.ptr.as_ptr());
+            bindings::kmem_cache_free(self.cache.raw.load(Ordering::Relaxed), self.ptr.as_ptr().cast());
+        }
+    }
+}
