@@ -5,11 +5,11 @@
 //!
 //! A sent packet is in the table from its write until its send completes,
 //! and only then, perhaps, in the receive queue as a timeout report: never
-//! in both, so the two share the packet's links and the table costs no
-//! allocation. A write looks only at the sends in its TID's bucket, instead
-//! of at every outstanding send as ib_umad does; the buckets double when
-//! they hold more than two sends each, so with thousands outstanding a
-//! write still looks at about two.
+//! in both, so the two share the packet's links and a send costs the table
+//! no allocation. A write looks only at the sends in its TID's bucket,
+//! instead of at every outstanding send as ib_umad does; the buckets double
+//! when they hold more than two sends each, so with thousands of TIDs
+//! outstanding a write still looks at about two.
 
 use crate::{
     ib_mad::SendContext,
