@@ -137,34 +137,34 @@ impl PacketList {
 
     /// Appends a packet; returns where it is, for `remove`.
     pub(crate) fn push_back(&mut self, packet: PacketBox) -> NonNull<Packet> {
-        let new = packet.into_raw();
-        let p = new.as_ptr();
-        // SAFETY: `p` is ours and in no list (a box's packet never is);
-        // `last`, if not null, is a packet of this list.
-        unsafe {
-            (*p).prev = self.last;
-            (*p).next = ptr::null_mut();
-            match NonNull::new(self.last) {
-                None => self.first = p,
-                Some(last) => (*last.as_ptr()).next = p,
-            }
-        }
-        self.last = p;
-        new
+        self.link(packet, self.last, ptr::null_mut())
     }
 
     pub(crate) fn push_front(&mut self, packet: PacketBox) {
-        let p = packet.into_raw().as_ptr();
-        // SAFETY: as in `push_back`, with `first`.
+        self.link(packet, ptr::null_mut(), self.first);
+    }
+
+    /// Links `packet` in between `prev` and `next`, neighbours in this list
+    /// or null at its ends (`remove`'s inverse); returns where it is.
+    fn link(&mut self, packet: PacketBox, prev: *mut Packet, next: *mut Packet) -> NonNull<Packet> {
+        let new = packet.into_raw();
+        let p = new.as_ptr();
+        // SAFETY: `p` is ours and in no list (a box's packet never is);
+        // `prev` and `next`, where not null, are adjacent packets of this
+        // list, which `&mut self` gives us alone.
         unsafe {
-            (*p).next = self.first;
-            (*p).prev = ptr::null_mut();
-            match NonNull::new(self.first) {
+            (*p).prev = prev;
+            (*p).next = next;
+            match NonNull::new(prev) {
+                None => self.first = p,
+                Some(prev) => (*prev.as_ptr()).next = p,
+            }
+            match NonNull::new(next) {
                 None => self.last = p,
-                Some(first) => (*first.as_ptr()).prev = p,
+                Some(next) => (*next.as_ptr()).prev = p,
             }
         }
-        self.first = p;
+        new
     }
 
     pub(crate) fn pop_front(&mut self) -> Option<PacketBox> {
