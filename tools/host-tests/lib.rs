@@ -1,19 +1,14 @@
-//! The module's pure-logic parts, built for the host so `cargo test` runs
-//! their unit tests. Each file is the one the kernel build compiles.
+//! The module's pure rules (`drivers/infiniband/core/umad_rs/rules/`),
+//! built for the host so that `cargo test` runs their unit tests. The files
+//! are the ones the kernel build compiles into ib_umad_rs.ko, at the same
+//! paths (`crate::rules::...`); `rules.rs` there lists the same modules.
 #![no_std]
+#![allow(dead_code)]
 
-#[path = "../../drivers/infiniband/core/uapi.rs"]
-#[allow(dead_code)]
-mod uapi;
-
-#[path = "../../drivers/infiniband/core/numbering.rs"]
-#[allow(dead_code)]
-mod numbering;
-
-#[path = "../../drivers/infiniband/core/mad.rs"]
-#[allow(dead_code)]
-mod mad;
-
-#[path = "../../drivers/infiniband/core/slots.rs"]
-#[allow(dead_code)]
-mod slots;
+#[path = "../../drivers/infiniband/core/umad_rs/rules"]
+mod rules {
+    pub(crate) mod mad;
+    pub(crate) mod numbering;
+    pub(crate) mod slots;
+    pub(crate) mod uapi;
+}

@@ -26,6 +26,6 @@ if [ ! -e "$out/.rig-built" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp -r "$REPO_DIR"/{Kbuild,Makefile,drivers,include} "$work/"
+cp -r "$REPO_DIR"/{Kbuild,Makefile,drivers} "$work/"
 make -C "$work" KDIR="$out" CC=gcc "RUSTC=$RUST_BIN/rustc" "BINDGEN=$BINDGEN_BIN"
-modinfo "$work/drivers/infiniband/core/ib_umad_rs.ko"
+modinfo "$work/drivers/infiniband/core/umad_rs/ib_umad_rs.ko"

@@ -17,15 +17,13 @@ out=$work/build
 cp -al "$src" "$tree"
 
 core=drivers/infiniband/core
-for f in "$REPO_DIR/$core"/*.rs "$REPO_DIR/$core"/*.c "$REPO_DIR/$core"/bindgen_parameters \
-	"$REPO_DIR/$core"/Makefile.ib_umad_rs "$REPO_DIR/$core"/Kconfig.ib_umad_rs; do
-	cp --remove-destination "$f" "$tree/$core/"
-done
-cp -r "$REPO_DIR/include/ib_umad_rs" "$tree/include/"
+# The module's directory as it is, and the two lines the top-level Kconfig
+# describes.
+cp -r "$REPO_DIR/$core/umad_rs" "$tree/$core/"
 cp --remove-destination "$src/$core/Makefile" "$tree/$core/Makefile"
-echo 'include $(src)/Makefile.ib_umad_rs' >> "$tree/$core/Makefile"
+echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$tree/$core/Makefile"
 cp --remove-destination "$src/drivers/infiniband/Kconfig" "$tree/drivers/infiniband/Kconfig"
-sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/Kconfig.ib_umad_rs"\n' \
+sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
 	"$tree/drivers/infiniband/Kconfig"
 
 mkdir -p "$out"
@@ -39,4 +37,4 @@ grep -qx CONFIG_INFINIBAND_USER_MAD_RUST=m "$out/.config" ||
 log "building the kernel with ib_umad_rs in the tree (log in $out/build.log)"
 "${kmake[@]}" -s -j"$(($(nproc) + 1))" bzImage modules > "$out/build.log" 2>&1 ||
 	{ tail -50 "$out/build.log" >&2; die "the in-tree build failed"; }
-modinfo "$out/$core/ib_umad_rs.ko"
+modinfo "$out/$core/umad_rs/ib_umad_rs.ko"

@@ -15,6 +15,6 @@ mkdir -p "$out"
 rsync -a --checksum --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' \
 	--exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
 	--exclude modules.order --exclude Module.symvers \
-	"$REPO_DIR/Kbuild" "$REPO_DIR/Kconfig" "$REPO_DIR/drivers" "$REPO_DIR/include" "$out/"
+	"$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$out/"
 "${KMAKE[@]}" -s -C "$kdir" M="$out" "$@" modules >&2
-echo "$out/drivers/infiniband/core/ib_umad_rs.ko"
+echo "$out/drivers/infiniband/core/umad_rs/ib_umad_rs.ko"

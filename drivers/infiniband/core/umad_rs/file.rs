@@ -1,38 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! An open `umadN`: its MAD agents, its receive queue, and what read,
-//! write, poll and the ioctls do with them.
+//! write and poll do with them; `ioctl` (in `file/`) registers and
+//! unregisters the agents.
 //!
 //! Locks, outermost first: the port's (`Port::state`, ib_umad's
 //! `file_mutex`), the file's (`state`), the send table (`sends`). Agents
-//! are dropped (unregistered) only with the port's lock held and never with
-//! the file's: unregistering waits for the agent's handlers, which take the
+//! are unregistered only with the port's lock held and never with the
+//! file's: unregistering waits for the agent's handlers, which take the
 //! file's lock. Holding the port's lock makes every agent go before the
-//! port's `kill` returns, hence before the IB device goes.
+//! port's `kill` returns, hence before the IB device goes. [`Retired`]
+//! makes both rules types.
 
 use crate::{
-    chardev::File,
-    ib_mad::{Agent, AgentId, AddressVector, GlobalRoute, MadHandler, QpType, RecvCompletion, ReceivedMad, RegRequest},
-    mad::{MadStart, SendLayout, RMPP_HDR_END},
+    glue::{
+        compat::MutexGuard,
+        fs::File,
+        poll::{poll_bits, PollTable, WaitQueue},
+        trace,
+    },
+    infiniband::mad::{
+        AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
+    },
     packet::{Body, Packet, PacketBox, PacketList},
-    port::Port,
+    port::{Port, PortGuard},
+    rules::{
+        mad::{MadStart, SendLayout, RMPP_HDR_END},
+        slots::{Slots, MAX_AGENTS},
+        uapi::{Be16, Be32, HdrLayout, UserMadHdr},
+    },
     sends::{Outstanding, SendTable},
-    slots::{Slots, MAX_AGENTS},
-    trace,
-    uapi::{self, Be16, Be32, HdrLayout, Ioctl, RegReq, RegReq2, UserMadHdr},
-    wait::{poll_bits, PollTable, WaitQueue},
 };
 use core::{
-    mem::{offset_of, size_of},
+    marker::PhantomData,
+    mem::ManuallyDrop,
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 use kernel::{
-    c_str,
-    new_mutex, new_spinlock,
+    c_str, new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
-    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
+
+mod ioctl;
 
 /// `MAX_UMAD_RECV_LIST_SIZE`: received MADs a file queues before it drops
 /// new ones. Timeout reports are always queued.
@@ -62,80 +73,55 @@ pub(crate) struct UmadFile {
     new_layout: AtomicBool,
 }
 
+/// The file's lock, held.
+type FileGuard<'a> = MutexGuard<'a, FileState>;
+
 /// What the file's lock protects.
 pub(crate) struct FileState {
-    /// Empty once the file is dead.
+    /// Empty once the file is dead. An agent leaves only as [`Retired`].
     agents: Slots<Agent<UmadFile>>,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
     received: PacketList,
 }
 
-/// A register ioctl's request, as far as the checks go.
-struct AgentRequest {
-    qpn: u32,
-    flags: u32,
-    /// Flags REGISTER_AGENT2 does not know.
-    unknown_flags: u32,
-    rmpp_version: u8,
-    /// What to receive unsolicited: nothing (a send-only agent), or a
-    /// class's MADs; `Err` with an OUI that does not fit in 24 bits.
-    request: Option<core::result::Result<RegRequest, u32>>,
-}
+/// Agents (one, or a file's slots of them) taken out of a file and still
+/// registered. Unregistering waits for their handlers, which take the
+/// file's lock, and must happen before the port's `kill` returns. So they
+/// are retired only by giving up the file's guard ([`Retired::new`]), and
+/// unregistered only with the port's guard ([`Retired::unregister`]).
+/// Dropping them any other way does not compile.
+#[must_use = "retired agents are unregistered with the port's lock held"]
+pub(crate) struct Retired<A>(ManuallyDrop<A>);
 
-impl AgentRequest {
-    fn read(arg: usize, which: Register) -> Result<Self> {
-        Ok(match which {
-            Register::V1 { compat } => {
-                let mut raw = [0; size_of::<RegReq>()];
-                UserSlice::new(arg, raw.len()).reader().read_slice(&mut raw)?;
-                let req = RegReq::from_bytes(&raw);
-                Self {
-                    qpn: req.qpn.into(),
-                    flags: 0,
-                    unknown_flags: 0,
-                    rmpp_version: req.rmpp_version,
-                    request: (req.mgmt_class != 0).then(|| {
-                        Ok(RegRequest {
-                            mgmt_class: req.mgmt_class,
-                            class_version: req.mgmt_class_version,
-                            oui: req.oui,
-                            method_mask: req.method_mask(compat),
-                        })
-                    }),
-                }
-            }
-            Register::V2 => {
-                let mut raw = [0; size_of::<RegReq2>()];
-                UserSlice::new(arg, raw.len()).reader().read_slice(&mut raw)?;
-                let req = RegReq2::from_bytes(&raw);
-                Self {
-                    qpn: req.qpn,
-                    flags: req.flags,
-                    unknown_flags: req.unknown_flags(),
-                    rmpp_version: req.rmpp_version,
-                    request: (req.mgmt_class != 0).then(|| {
-                        let oui = req.oui_bytes().ok_or(req.oui)?;
-                        Ok(RegRequest {
-                            mgmt_class: req.mgmt_class,
-                            class_version: req.mgmt_class_version,
-                            oui,
-                            method_mask: req.method_mask,
-                        })
-                    }),
-                }
-            }
-        })
+impl<A> Retired<A> {
+    /// Retires `agents`, releasing the file's lock.
+    fn new(agents: A, file: FileGuard<'_>) -> Self {
+        drop(file);
+        Self(ManuallyDrop::new(agents))
+    }
+
+    /// Unregisters the agents, with the port's lock held.
+    pub(crate) fn unregister(self, _port: &PortGuard<'_>) {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: taken once: `this` is not dropped.
+        drop(unsafe { ManuallyDrop::take(&mut this.0) });
     }
 }
 
-/// Which register ioctl.
-#[derive(Clone, Copy)]
-enum Register {
-    /// REGISTER_AGENT; `compat` from a 32-bit process.
-    V1 { compat: bool },
-    /// REGISTER_AGENT2.
-    V2,
+/// Fails the build where a [`Retired`] could be dropped without
+/// [`Retired::unregister`]: its drop glue is generated only there.
+struct NotUnregistered<A>(PhantomData<A>);
+
+impl<A> NotUnregistered<A> {
+    const ERROR: () = panic!("retired agents must be unregistered with the port's lock held");
+}
+
+impl<A> Drop for Retired<A> {
+    fn drop(&mut self) {
+        #[allow(clippy::let_unit_value)]
+        let () = NotUnregistered::<A>::ERROR;
+    }
 }
 
 impl UmadFile {
@@ -168,31 +154,26 @@ impl UmadFile {
     /// The last close: the agents go, and everything queued with them.
     pub(crate) fn close(self: &Arc<Self>) {
         let mut port_state = self.port.state.lock();
-        let agents = {
-            let mut state = self.state.lock();
-            while state.received.pop_front().is_some() {}
-            self.queued.store(0, Ordering::Relaxed);
-            self.mark_dead(&mut state)
-        };
+        let mut state = self.state.lock();
+        while state.received.pop_front().is_some() {}
+        self.queued.store(0, Ordering::Relaxed);
+        let agents = self.mark_dead(state);
         port_state.remove_file(self);
-        drop(agents);
+        agents.unregister(&port_state);
     }
 
     /// The port's device is going: the file's agents go with it, and
     /// waiters learn of it. The file stays open, and fails from now on.
-    /// Called with the port's lock held.
-    pub(crate) fn kill(&self) {
-        let agents = self.mark_dead(&mut self.state.lock());
-        drop(agents);
+    pub(crate) fn kill(&self, port: &PortGuard<'_>) {
+        self.mark_dead(self.state.lock()).unregister(port);
     }
 
-    /// Marks the file dead, wakes its waiters, and hands back its agents,
-    /// to be dropped once the file's lock is released.
-    #[must_use]
-    fn mark_dead(&self, state: &mut FileState) -> Slots<Agent<UmadFile>> {
+    /// Marks the file dead, wakes its waiters, and retires its agents.
+    fn mark_dead(&self, mut state: FileGuard<'_>) -> Retired<Slots<Agent<UmadFile>>> {
         self.dead.store(true, Ordering::Release);
         self.wait.wake_up();
-        core::mem::replace(&mut state.agents, Slots::new())
+        let agents = core::mem::replace(&mut state.agents, Slots::new());
+        Retired::new(agents, state)
     }
 
     fn is_dead(&self) -> bool {
@@ -229,12 +210,13 @@ impl UmadFile {
                 return Err(EAGAIN);
             }
             // Unlike ib_umad, device removal ends the wait too.
-            self.wait.wait_interruptible(|| {
-                self.queued.load(Ordering::Relaxed) > 0 || self.is_dead()
-            })?;
+            self.wait
+                .wait_interruptible(|| self.queued.load(Ordering::Relaxed) > 0 || self.is_dead())?;
         };
         let origin = self.port.trace_origin();
-        let copied = packet.copy_out(out, count, layout, |event, hdr, mad| trace::emit(event, origin, hdr, mad));
+        let copied = packet.copy_out(out, count, layout, |event, hdr, mad| {
+            trace::emit(event, origin, hdr, mad)
+        });
         if copied.is_err() {
             // Nothing is lost: the packet goes back to the head.
             self.state.lock().received.push_front(packet);
@@ -251,7 +233,9 @@ impl UmadFile {
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
-        self.wait.register(file, table);
+        // SAFETY: the queue is this file's state's, which the file holds
+        // until its `release`.
+        unsafe { self.wait.register(file, table) };
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {
@@ -273,7 +257,7 @@ impl UmadFile {
         // The old layout leaves `pkey_index` at zero.
         let mut hdr = UserMadHdr::default();
         input.read_slice(&mut hdr.as_bytes_mut()[..hdr_size])?;
-        if hdr.id as usize >= MAX_AGENTS {
+        if hdr.id >= MAX_AGENTS {
             return Err(EINVAL);
         }
         let user_mad = input.clone_reader();
@@ -281,7 +265,12 @@ impl UmadFile {
         input.read_slice(&mut start.0)?;
 
         let state = self.state.lock();
-        trace::emit(trace::Event::Write, self.port.trace_origin(), &hdr, &start.0);
+        trace::emit(
+            trace::Event::Write,
+            self.port.trace_origin(),
+            &hdr,
+            &start.0,
+        );
         let agent = state.agents.get(hdr.id).ok_or(EIO)?;
         let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
@@ -315,7 +304,7 @@ impl UmadFile {
             from(RMPP_HDR_END)?.read_slice(&mut send.mad()[RMPP_HDR_END..plan.hdr_len])?;
             for (number, offset, len) in plan.rmpp_segments(send.segment_size()) {
                 let segment = send.segment(number).ok_or(EINVAL)?;
-                from(offset)?.read_slice(&mut segment[..len])?;
+                from(offset)?.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
             }
         } else {
             let end = plan.hdr_len + plan.data_len;
@@ -345,113 +334,6 @@ impl UmadFile {
             self.sends.lock().grow(buckets);
         }
         Ok(count)
-    }
-
-    /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
-    pub(crate) fn ioctl(self: ArcBorrow<'_, Self>, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
-        match Ioctl::from_cmd(cmd) {
-            Some(Ioctl::RegisterAgent) => self.register(arg, Register::V1 { compat }),
-            Some(Ioctl::RegisterAgent2) => self.register(arg, Register::V2),
-            Some(Ioctl::UnregisterAgent) => self.unregister(arg),
-            Some(Ioctl::EnablePkey) => self.enable_pkey(),
-            None => Err(ENOIOCTLCMD),
-        }
-        .map(|()| 0)
-    }
-
-    /// REGISTER_AGENT and REGISTER_AGENT2: a new agent in the lowest free
-    /// slot, whose number goes back in the request's `id`. The checks and
-    /// their order are ib_umad's.
-    fn register(self: ArcBorrow<'_, Self>, arg: usize, which: Register) -> Result {
-        let port_state = self.port.state.lock();
-        let mut state = self.state.lock();
-        let Some(device) = port_state.device() else {
-            self.port.notice(format_args!("register_agent: invalid device\n"));
-            return Err(EPIPE);
-        };
-        let req = AgentRequest::read(arg, which)?;
-        if req.qpn > 1 {
-            self.port.notice(format_args!("register_agent: invalid QPN {} specified\n", req.qpn));
-            return Err(EINVAL);
-        }
-        if req.unknown_flags != 0 {
-            self.port.notice(format_args!(
-                "register_agent2: invalid registration flags specified {:#x}; supported {:#x}\n",
-                req.flags,
-                uapi::REG_FLAGS_CAP
-            ));
-            // Tell the caller what is supported.
-            let at = arg + offset_of!(RegReq2, flags);
-            UserSlice::new(at, 4).writer().write_slice(&uapi::REG_FLAGS_CAP.to_ne_bytes())?;
-            return Err(EINVAL);
-        }
-        let Some(id) = state.agents.free_id() else {
-            self.port.notice(format_args!("register_agent: Max Agents ({MAX_AGENTS}) reached\n"));
-            return Err(ENOMEM);
-        };
-        let request = match req.request {
-            None => None,
-            Some(Err(oui)) => {
-                self.port.notice(format_args!("register_agent2: oui invalid {oui:#010x}\n"));
-                return Err(EINVAL);
-            }
-            Some(Ok(ref request)) => Some(request),
-        };
-        let qp = if req.qpn == 0 { QpType::Smi } else { QpType::Gsi };
-        // SAFETY: the agent goes into this file's slots, from which it is
-        // dropped only under the port's lock, before the port's `kill`
-        // returns (see the module docs).
-        let agent = unsafe {
-            Agent::register(device, self.port.number, qp, request, req.rmpp_version, req.flags, self.into())
-        }?;
-        if let Err(e) = UserSlice::new(arg, 4).writer().write_slice(&id.to_ne_bytes()) {
-            // Unregister without the file's lock: the agent's handlers take it.
-            drop(state);
-            drop(agent);
-            return Err(e);
-        }
-        if !state.already_used {
-            state.already_used = true;
-            match which {
-                Register::V2 => self.new_layout.store(true, Ordering::Relaxed),
-                Register::V1 { .. } if self.layout() == HdrLayout::Old => self.port.warn_old_abi(),
-                Register::V1 { .. } => {}
-            }
-        }
-        state.agents.put(id, agent);
-        Ok(())
-    }
-
-    /// UNREGISTER_AGENT.
-    fn unregister(&self, arg: usize) -> Result {
-        let mut raw = [0; 4];
-        UserSlice::new(arg, 4).reader().read_slice(&mut raw)?;
-        let id = u32::from_ne_bytes(raw);
-        if id as usize >= MAX_AGENTS {
-            return Err(EINVAL);
-        }
-        let _port_state = self.port.state.lock();
-        let agent = {
-            let mut state = self.state.lock();
-            // No speculative read past the table with a wild id.
-            // SAFETY: plain arithmetic on two integers.
-            let id = unsafe { crate::bindings::ib_umad_rs_array_index_nospec(id, MAX_AGENTS as u32) };
-            state.agents.take(id).ok_or(EINVAL)?
-        };
-        // Unregistered here: with the port's lock, without the file's.
-        drop(agent);
-        Ok(())
-    }
-
-    /// ENABLE_PKEY: the 64-byte header, unless an agent fixed the layout.
-    fn enable_pkey(&self) -> Result {
-        let state = self.state.lock();
-        if state.already_used {
-            return Err(EINVAL);
-        }
-        self.new_layout.store(true, Ordering::Relaxed);
-        drop(state);
-        Ok(())
     }
 
     /// Queues a packet for one of the file's agents, if it is still the
@@ -491,11 +373,18 @@ impl From<&UserMadHdr> for AddressVector {
 impl MadHandler for UmadFile {
     type SendContext = Outstanding;
 
-    fn received(this: ArcBorrow<'_, Self>, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>) {
+    fn received(
+        this: ArcBorrow<'_, Self>,
+        agent: AgentId,
+        mad: ReceivedMad,
+        completion: &RecvCompletion<'_>,
+    ) {
         if !completion.is_success() {
             return;
         }
-        let length = (this.layout().size() + mad.len()) as u32;
+        let Ok(length) = u32::try_from(this.layout().size() + mad.len()) else {
+            return;
+        };
         // Dropping the packet on the way out frees the MAD.
         let Ok(mut packet) = Packet::new(Body::Received(mad)) else {
             return;
@@ -504,7 +393,10 @@ impl MadHandler for UmadFile {
         hdr.length = length;
         hdr.qpn = Be32::new(completion.src_qp());
         // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
-        hdr.lid = Be16::new(completion.slid() as u16);
+        // CAST: truncation intended.
+        #[allow(clippy::cast_possible_truncation)]
+        let lid = completion.slid() as u16;
+        hdr.lid = Be16::new(lid);
         hdr.sl = completion.sl();
         hdr.path_bits = completion.dlid_path_bits();
         hdr.pkey_index = completion.pkey_index();
@@ -529,7 +421,12 @@ impl MadHandler for UmadFile {
         );
     }
 
-    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, outstanding: Outstanding, timed_out: bool) {
+    fn send_done(
+        this: ArcBorrow<'_, Self>,
+        agent: AgentId,
+        outstanding: Outstanding,
+        timed_out: bool,
+    ) {
         // SAFETY: the file's agents post only sends that `write` put in
         // the file's table, and each completes once.
         let packet = unsafe { this.sends.lock().take(outstanding) };

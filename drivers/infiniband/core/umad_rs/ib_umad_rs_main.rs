@@ -1,36 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! ib_umad_rs: userspace access to InfiniBand management datagrams (MADs)
-//! through `/dev/infiniband/umadN`, a Rust rewrite of `ib_umad`.
+//! through `/dev/infiniband/umadN` and `issmN`, a Rust rewrite of `ib_umad`
+//! (`drivers/infiniband/core/user_mad.c`).
 //!
-//! This file holds the module and its two IB clients, `umad` and `issm`;
-//! `port` is what a MAD port does. `uapi` and `numbering` are plain `core`
-//! Rust, host-tested; `ib`, `chardev`, `sysfs`, `semaphore` and `bindings`
-//! are the glue over C (see Documentation/ib_umad_rs.rst).
+//! The crate is in four parts (Documentation/ib_umad_rs.rst, "Module
+//! layout", says where new code goes):
+//!
+//! - the driver's logic, here at the top: this file (the module and its two
+//!   IB clients), `class`, `port`, `file`, `ioctl`, `packet`, `sends`;
+//! - `rules`: the ABI and MAD rules, plain `core` Rust, host-tested;
+//! - `infiniband`: safe types over the IB core and its MAD layer;
+//! - `glue`: safe types over generic kernel interfaces the `kernel` crate
+//!   lacks, and the one place where kernel versions differ (`glue::compat`).
+//!
+//! Only `infiniband` and `glue` hold `unsafe` code that calls C; the logic
+//! reaches C only through them.
 
 use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
 
-mod bindings;
-mod chardev;
+mod class;
 mod file;
-mod ib;
-mod ib_mad;
-mod mad;
-mod numbering;
+mod glue;
+mod infiniband;
 mod packet;
 mod port;
-mod semaphore;
+mod rules;
 mod sends;
-mod slab;
-mod slots;
-mod sysfs;
-mod trace;
-mod uapi;
-mod wait;
 
-use chardev::ChrdevRegion;
-use numbering::{DevnumAllocator, Regions};
+use glue::{chrdev::ChrdevRegion, compat::eopnotsupp};
 use port::{Port, UmadContext};
+use rules::{
+    numbering::{DevnumAllocator, Regions},
+    uapi,
+};
 
 module! {
     type: UmadModule,
@@ -44,12 +47,12 @@ module! {
 /// What the module holds, dropped in this order: the clients (umad's
 /// removal kills every port), then the number regions they used.
 struct UmadModule {
-    _issm: ib::Registration<IssmClient>,
-    _umad: ib::Registration<UmadClient>,
+    _issm: infiniband::Registration<IssmClient>,
+    _umad: infiniband::Registration<UmadClient>,
     _dynamic: ChrdevRegion,
     _fixed: ChrdevRegion,
     /// Last to go: no file, hence no packet, outlives the clients.
-    _packets: slab::CacheGuard<packet::Packet>,
+    _packets: glue::slab::CacheGuard<packet::Packet>,
 }
 
 const REGION_NAME: &CStr = c_str!("infiniband_mad");
@@ -57,18 +60,22 @@ const REGION_NAME: &CStr = c_str!("infiniband_mad");
 impl kernel::Module for UmadModule {
     /// As ib_umad: the fixed region, the dynamic one, the class, the clients.
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let packets = packet::create_cache()?;
+        // SAFETY: the module drops the guard last, when it unloads: no file
+        // is open then (each holds the module), and packets live in files.
+        let packets = unsafe { packet::create_cache() }?;
         let fixed = ChrdevRegion::claim(Regions::FIXED, Regions::FIXED_COUNT, REGION_NAME)
             .inspect_err(|_| pr_err!("couldn't register device number\n"))?;
         let dynamic = ChrdevRegion::allocate(Regions::DYNAMIC_COUNT, REGION_NAME)
             .inspect_err(|_| pr_err!("couldn't register dynamic device number\n"))?;
-        let class = sysfs::UMAD_CLASS
+        let class = class::UMAD_CLASS
             .register()
             .inspect_err(|_| pr_err!("couldn't create class infiniband_mad\n"))?;
         let context = KBox::pin(
             UmadContext {
                 class,
-                regions: Regions { dynamic: dynamic.first() },
+                regions: Regions {
+                    dynamic: dynamic.first(),
+                },
                 devnums: KBox::pin_init(new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
             },
             GFP_KERNEL,
@@ -84,12 +91,7 @@ impl kernel::Module for UmadModule {
     }
 }
 
-/// `EOPNOTSUPP`, which `kernel::error::code` of 6.12 lacks.
-fn eopnotsupp() -> Error {
-    Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
-}
-
-static UMAD_CLIENT: ib::Client<UmadClient> = ib::Client::new(c_str!("umad"));
+static UMAD_CLIENT: infiniband::Client<UmadClient> = infiniband::Client::new(c_str!("umad"));
 
 /// What the module keeps for one IB device: its MAD ports.
 struct UmadDevice {
@@ -99,23 +101,24 @@ struct UmadDevice {
 /// The `umad` IB client.
 struct UmadClient;
 
-impl ib::ClientOps for UmadClient {
+impl infiniband::ClientOps for UmadClient {
     type DeviceData = KBox<UmadDevice>;
     type Context = UmadContext;
 
-    fn client() -> &'static ib::Client<Self> {
+    fn client() -> &'static infiniband::Client<Self> {
         &UMAD_CLIENT
     }
 
-    fn add(context: &UmadContext, device: &ib::Device) -> Result<KBox<UmadDevice>> {
+    fn add(context: &UmadContext, device: &infiniband::Device) -> Result<KBox<UmadDevice>> {
         let mut umad = KBox::new(UmadDevice { ports: KVec::new() }, GFP_KERNEL)?;
         for number in device.ports().filter(|&port| device.has_mad(port)) {
-            let added = Port::create(context, device, number, device.has_smi(number)).and_then(|port| {
-                umad.ports.push(port.clone(), GFP_KERNEL).map_err(|e| {
-                    port.kill(context);
-                    e.into()
-                })
-            });
+            let added =
+                Port::create(context, device, number, device.has_smi(number)).and_then(|port| {
+                    umad.ports.push(port.clone(), GFP_KERNEL).map_err(|e| {
+                        port.kill(context);
+                        e.into()
+                    })
+                });
             if let Err(e) = added {
                 Self::remove(context, umad);
                 return Err(e);
@@ -134,37 +137,40 @@ impl ib::ClientOps for UmadClient {
         }
     }
 
-    fn chardev(device: &UmadDevice, number: u32) -> Result<ib::Chardev> {
+    fn chardev(device: &UmadDevice, number: u32) -> Result<infiniband::Chardev> {
         let port = device.ports.iter().find(|port| port.number == number);
         // As ib_umad: a port without MADs has no umad node.
         let port = port.ok_or_else(eopnotsupp)?;
-        Ok(ib::Chardev { device: port.umad_device(), abi: uapi::ABI_VERSION })
+        Ok(infiniband::Chardev::new(
+            port.umad_node(),
+            uapi::ABI_VERSION,
+        ))
     }
 }
 
-static ISSM_CLIENT: ib::Client<IssmClient> = ib::Client::new(c_str!("issm"));
+static ISSM_CLIENT: infiniband::Client<IssmClient> = infiniband::Client::new(c_str!("issm"));
 
 /// The `issm` IB client: it only answers netlink for the issm nodes, which
 /// the umad client makes. ib_umad's always says EOPNOTSUPP (it looks for
 /// ports in its own, empty, client data); this one finds them.
 struct IssmClient;
 
-impl ib::ClientOps for IssmClient {
+impl infiniband::ClientOps for IssmClient {
     /// The device's ports that have issm nodes.
     type DeviceData = KBox<KVec<Arc<Port>>>;
     type Context = ();
 
-    fn client() -> &'static ib::Client<Self> {
+    fn client() -> &'static infiniband::Client<Self> {
         &ISSM_CLIENT
     }
 
-    fn add(_context: &(), device: &ib::Device) -> Result<Self::DeviceData> {
+    fn add(_context: &(), device: &infiniband::Device) -> Result<Self::DeviceData> {
         // SAFETY: this client registers after umad's and unregisters
         // before it, so umad's `remove` for the device runs only after
         // this client's.
         let umad = unsafe { UMAD_CLIENT.data_of(device) }.ok_or_else(eopnotsupp)?;
         let mut ports = KVec::new();
-        for port in umad.ports.iter().filter(|port| port.issm_device().is_some()) {
+        for port in umad.ports.iter().filter(|port| port.issm_node().is_some()) {
             ports.push(port.clone(), GFP_KERNEL)?;
         }
         if ports.is_empty() {
@@ -175,9 +181,12 @@ impl ib::ClientOps for IssmClient {
 
     fn remove(_context: &(), _ports: Self::DeviceData) {}
 
-    fn chardev(ports: &KVec<Arc<Port>>, number: u32) -> Result<ib::Chardev> {
-        let port = ports.iter().find(|port| port.number == number).ok_or_else(eopnotsupp)?;
-        let device = port.issm_device().ok_or_else(eopnotsupp)?;
-        Ok(ib::Chardev { device, abi: uapi::ABI_VERSION })
+    fn chardev(ports: &KVec<Arc<Port>>, number: u32) -> Result<infiniband::Chardev> {
+        let port = ports
+            .iter()
+            .find(|port| port.number == number)
+            .ok_or_else(eopnotsupp)?;
+        let node = port.issm_node().ok_or_else(eopnotsupp)?;
+        Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
     }
 }

@@ -10,13 +10,18 @@
 //! file operation can reach the device after its `remove`.
 
 use crate::{
-    chardev::{ClassRegistration, File, FileData, FileOperations, FileOps, Node, NodeInfo},
     file::UmadFile,
-    ib::{self, DeviceHandle},
-    numbering::{DevnumAllocator, Regions, MAX_PORTS},
-    semaphore::Semaphore,
-    trace,
-    wait::PollTable,
+    glue::{
+        chrdev::{ClassRegistration, Node, NodeInfo},
+        compat::MutexGuard,
+        fs::{File, FileData, FileOperations, FileOps},
+        poll::PollTable,
+        semaphore::Semaphore,
+        task::with_current_comm,
+        trace,
+    },
+    infiniband::{self, DeviceHandle},
+    rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
 };
 use kernel::{
     new_mutex,
@@ -26,12 +31,12 @@ use kernel::{
     uaccess::{UserSliceReader, UserSliceWriter},
 };
 
-/// `IB_PORT_SM`: the port's capability bit that says an SM runs behind it.
-const IB_PORT_SM: u32 = crate::bindings::ib_port_capability_mask_bits_IB_PORT_SM;
+/// The port's lock, held: what may drop agents (see `file.rs`).
+pub(crate) type PortGuard<'a> = MutexGuard<'a, PortState>;
 
 /// What the umad client shares between devices.
 pub(crate) struct UmadContext {
-    pub(crate) class: ClassRegistration,
+    pub(crate) class: ClassRegistration<Port>,
     pub(crate) regions: Regions,
     pub(crate) devnums: Pin<KBox<Mutex<DevnumAllocator>>>,
 }
@@ -85,22 +90,27 @@ impl PortState {
     }
 
     pub(crate) fn add_file(&mut self, file: Arc<UmadFile>) -> Result {
-        let key = &*file as *const UmadFile as usize;
+        let key = file_key(&file);
         // Keys are unique: they are addresses of live files.
         let _ = self.files.insert(RBTreeNode::new(key, file, GFP_KERNEL)?);
         Ok(())
     }
 
     pub(crate) fn remove_file(&mut self, file: &UmadFile) {
-        self.files.remove(&(file as *const UmadFile as usize));
+        self.files.remove(&file_key(file));
     }
+}
+
+/// A file's key in [`PortState::files`]: its address.
+fn file_key(file: &UmadFile) -> usize {
+    core::ptr::from_ref(file) as usize
 }
 
 impl Port {
     /// Makes the port's nodes: `umadN`, and `issmN` if `smi`.
     pub(crate) fn create(
         context: &UmadContext,
-        device: &ib::Device,
+        device: &infiniband::Device,
         number: u32,
         smi: bool,
     ) -> Result<Arc<Port>> {
@@ -165,7 +175,7 @@ impl Port {
         {
             let mut state = self.state.lock();
             for file in state.files.values() {
-                file.kill();
+                file.kill(&state);
             }
             state.device = None;
         }
@@ -174,7 +184,10 @@ impl Port {
 
     /// Where this port's tracepoint events happen.
     pub(crate) fn trace_origin(&self) -> trace::Origin {
-        trace::Origin { device_index: self.device_index, port: self.number }
+        trace::Origin {
+            device_index: self.device_index,
+            port: self.number,
+        }
     }
 
     /// Logs a notice about the port, on `umadN`.
@@ -185,28 +198,28 @@ impl Port {
     /// ib_umad's warning for a process that registers an agent with the
     /// old header: it cannot see P_Key indexes.
     pub(crate) fn warn_old_abi(&self) {
-        // SAFETY: `current->comm` is a NUL-terminated string of the calling
-        // task, which outlives this call.
-        let comm = unsafe { kernel::str::CStr::from_char_ptr(crate::bindings::ib_umad_rs_current_comm()) };
-        self.umad.warn(format_args!("process {comm} did not enable P_Key index support.\n"));
+        with_current_comm(|comm| {
+            self.umad.warn(format_args!(
+                "process {comm} did not enable P_Key index support.\n"
+            ))
+        });
         self.umad.warn(format_args!(
             "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
         ));
     }
 
-    /// umadN's `struct device`, valid while the port is not killed.
-    pub(crate) fn umad_device(&self) -> *mut crate::bindings::device {
-        self.umad.device()
+    /// umadN's node.
+    pub(crate) fn umad_node(&self) -> &Node {
+        &self.umad
     }
 
-    /// issmN's `struct device`, valid while the port is not killed; `None`
-    /// if the port has no SMI.
-    pub(crate) fn issm_device(&self) -> Option<*mut crate::bindings::device> {
-        self.smi.then(|| self.issm.device())
+    /// issmN's node; `None` if the port has no SMI.
+    pub(crate) fn issm_node(&self) -> Option<&Node> {
+        self.smi.then_some(&self.issm)
     }
 
     /// The IB device's current name (sysfs `ibdev`); `None` once removed.
-    pub(crate) fn ib_device_name(&self) -> Option<ib::DeviceName> {
+    pub(crate) fn ib_device_name(&self) -> Option<infiniband::DeviceName> {
         self.state.lock().device.as_ref().map(DeviceHandle::name)
     }
 }
@@ -239,7 +252,13 @@ impl FileOps for UmadFileOps {
         file.poll(f, table)
     }
 
-    fn ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
+    fn ioctl(
+        file: FileData<'_, Self>,
+        _: &File,
+        cmd: u32,
+        arg: usize,
+        compat: bool,
+    ) -> Result<i32> {
         file.ioctl(cmd, arg, compat)
     }
 }
@@ -263,7 +282,7 @@ impl FileOps for IssmFileOps {
         let set_sm = {
             let state = port.state.lock();
             state.check_open().and_then(|()| match state.device() {
-                Some(device) => device.modify_port_capabilities(port.number, IB_PORT_SM, 0),
+                Some(device) => device.set_is_sm(port.number, true),
                 None => Err(ENXIO),
             })
         };
@@ -277,7 +296,7 @@ impl FileOps for IssmFileOps {
     fn release(port: Arc<Port>, _: &File) {
         if let Some(device) = &port.state.lock().device {
             // Nothing to tell anyone if this fails: the file is gone.
-            let _ = device.modify_port_capabilities(port.number, 0, IB_PORT_SM);
+            let _ = device.set_is_sm(port.number, false);
         }
         port.sm_sem.up();
     }

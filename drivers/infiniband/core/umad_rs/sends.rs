@@ -12,9 +12,9 @@
 //! outstanding a write still looks at about two.
 
 use crate::{
-    ib_mad::SendContext,
-    mad::{tid_bucket, SendKind},
+    infiniband::mad::SendContext,
     packet::{Packet, PacketBox, PacketList},
+    rules::mad::{tid_bucket, SendKind},
 };
 use core::ptr::NonNull;
 use kernel::{ffi::c_void, prelude::*};
@@ -50,7 +50,10 @@ impl SendContext for Outstanding {
 
 impl SendTable {
     pub(crate) fn new() -> Result<Self> {
-        Ok(Self { buckets: Self::empty_buckets(FIRST_BUCKETS)?, count: 0 })
+        Ok(Self {
+            buckets: Self::empty_buckets(FIRST_BUCKETS)?,
+            count: 0,
+        })
     }
 
     /// `n` empty buckets, for a table or for `grow`.
@@ -95,7 +98,11 @@ impl SendTable {
 
     /// Adds a sent packet. With `check`, refuses it (giving it back) when
     /// an outstanding send with its TID and class clashes with it.
-    pub(crate) fn insert(&mut self, packet: PacketBox, check: bool) -> Result<Outstanding, PacketBox> {
+    pub(crate) fn insert(
+        &mut self,
+        packet: PacketBox,
+        check: bool,
+    ) -> Result<Outstanding, PacketBox> {
         let bucket = self.bucket(&packet);
         if check {
             if let Some(mad) = packet.sent() {

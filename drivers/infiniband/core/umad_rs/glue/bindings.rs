@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module-local bindings to the IB core.
+//! Module-local bindings to the IB core and the kernel interfaces the glue
+//! needs, for `glue` and `infiniband` only.
 //!
-//! Generated at build time by bindgen over `include/ib_umad_rs/bindings_helper.h`
-//! with the kernel's own flags (see this directory's Makefile) and the
-//! allowlist in `bindgen_parameters`. Where a type crosses into userspace,
-//! the layout this module uses is asserted against the kernel header here.
+//! Generated at build time by bindgen over `bindings_helper.h` with the
+//! kernel's own flags (see `Kbuild`) and the allowlist in
+//! `bindgen_parameters`, both beside this file. Where a type crosses into
+//! userspace, the layout the driver uses is asserted against the kernel
+//! header here.
+//!
+//! Upstream counterpart: the `kernel` crate's own bindings, once they cover
+//! the IB core.
 
 #![allow(
     clippy::all,
+    clippy::pedantic,
     dead_code,
     missing_docs,
     non_camel_case_types,
@@ -51,28 +57,59 @@ macro_rules! assert_same_layout {
     };
 }
 
-assert_same_layout!(crate::uapi::UserMadHdr, ib_user_mad_hdr, [
-    id, status, timeout_ms, retries, length, qpn, qkey, lid, sl, path_bits,
-    grh_present, gid_index, hop_limit, traffic_class, gid, flow_label,
-    pkey_index, reserved,
-]);
+assert_same_layout!(
+    crate::rules::uapi::UserMadHdr,
+    ib_user_mad_hdr,
+    [
+        id,
+        status,
+        timeout_ms,
+        retries,
+        length,
+        qpn,
+        qkey,
+        lid,
+        sl,
+        path_bits,
+        grh_present,
+        gid_index,
+        hop_limit,
+        traffic_class,
+        gid,
+        flow_label,
+        pkey_index,
+        reserved,
+    ]
+);
 const _: () = assert!(
-    crate::uapi::HdrLayout::Old.size() == core::mem::size_of::<ib_user_mad_hdr_old>()
+    crate::rules::uapi::HdrLayout::Old.size() == core::mem::size_of::<ib_user_mad_hdr_old>()
 );
 // See bindings_helper.h for why this one is checked against constants.
 const _: () = {
-    use crate::uapi::RegReq;
+    use crate::rules::uapi::RegReq;
     use core::mem::{align_of, offset_of, size_of};
     let c = [
         (size_of::<RegReq>(), IB_UMAD_RS_REG_REQ_SIZE),
         (align_of::<RegReq>(), IB_UMAD_RS_REG_REQ_ALIGN),
         (offset_of!(RegReq, id), IB_UMAD_RS_REG_REQ_ID),
-        (offset_of!(RegReq, method_mask), IB_UMAD_RS_REG_REQ_METHOD_MASK),
+        (
+            offset_of!(RegReq, method_mask),
+            IB_UMAD_RS_REG_REQ_METHOD_MASK,
+        ),
         (offset_of!(RegReq, qpn), IB_UMAD_RS_REG_REQ_QPN),
-        (offset_of!(RegReq, mgmt_class), IB_UMAD_RS_REG_REQ_MGMT_CLASS),
-        (offset_of!(RegReq, mgmt_class_version), IB_UMAD_RS_REG_REQ_MGMT_CLASS_VERSION),
+        (
+            offset_of!(RegReq, mgmt_class),
+            IB_UMAD_RS_REG_REQ_MGMT_CLASS,
+        ),
+        (
+            offset_of!(RegReq, mgmt_class_version),
+            IB_UMAD_RS_REG_REQ_MGMT_CLASS_VERSION,
+        ),
         (offset_of!(RegReq, oui), IB_UMAD_RS_REG_REQ_OUI),
-        (offset_of!(RegReq, rmpp_version), IB_UMAD_RS_REG_REQ_RMPP_VERSION),
+        (
+            offset_of!(RegReq, rmpp_version),
+            IB_UMAD_RS_REG_REQ_RMPP_VERSION,
+        ),
     ];
     let mut i = 0;
     while i < c.len() {
@@ -80,9 +117,21 @@ const _: () = {
         i += 1;
     }
 };
-assert_same_layout!(crate::uapi::RegReq2, ib_user_mad_reg_req2, [
-    id, qpn, mgmt_class, mgmt_class_version, res, flags, method_mask, oui,
-    rmpp_version, reserved,
-]);
-const _: () = assert!(crate::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
-const _: () = assert!(crate::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP as u32);
+assert_same_layout!(
+    crate::rules::uapi::RegReq2,
+    ib_user_mad_reg_req2,
+    [
+        id,
+        qpn,
+        mgmt_class,
+        mgmt_class_version,
+        res,
+        flags,
+        method_mask,
+        oui,
+        rmpp_version,
+        reserved,
+    ]
+);
+const _: () = assert!(crate::rules::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
+const _: () = assert!(crate::rules::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP as u32);

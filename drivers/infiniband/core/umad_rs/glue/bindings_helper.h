@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What ib_umad_rs is generated against: bindgen reads this with the
- * kernel's own flags; drivers/infiniband/core/bindgen_parameters narrows it.
+ * kernel's own flags; bindgen_parameters beside it narrows it.
  */
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_mad.h>
 #include <linux/poll.h>
-#include <ib_umad_rs/shim.h>
+#include "shim.h"
 #include "core_priv.h"
 
 /*

@@ -1,35 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers for character device nodes: number regions, a class, and a
-//! `struct device` + `struct cdev` pair whose files are served by a
-//! [`FileOps`] implementation.
+//! Character device nodes: number regions, a class, and a pair of a
+//! `struct device` and a `struct cdev` whose files are served by a
+//! [`FileOps`] implementation (`fs.rs`).
 //!
-//! 6.12's `kernel` crate has none of these. [`FileOps`] is shaped like
-//! mainline's `MiscDevice` (`rust/kernel/miscdevice.rs`): trait callbacks
-//! reached through generic `extern "C"` trampolines, per-file state kept as a
-//! [`ForeignOwnable`] in `file->private_data`. Optional operations are
-//! left out of `file_operations` unless implemented (`#[vtable]`), so the
-//! VFS answers them as for a C driver without them.
+//! Upstream counterpart: none in 6.12 or 7.3 for regions, classes and cdevs
+//! outside `miscdevice`; `rust/kernel/miscdevice.rs` is the closest, and the
+//! model for [`Node`]'s lifetime rules.
 
-use crate::bindings;
-use crate::numbering::Devt;
-use crate::wait::PollTable;
+use super::{
+    bindings,
+    fs::{FileOperations, FileOps},
+    sysfs::{devnode_callback, DevnodeDir, Groups},
+};
+use crate::rules::numbering::Devt;
 use core::{
     fmt,
     marker::PhantomData,
+    ptr::{self, NonNull},
     sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 use kernel::{
     error::to_result,
-    ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
+    ffi::{c_char, c_void},
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, ArcBorrow},
-    types::{ForeignOwnable, Opaque},
-    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+    types::Opaque,
 };
 
 /// A range of character device numbers, given back on drop.
+///
+/// # Invariants
+///
+/// The region `first..first + count` is claimed by this value.
 pub(crate) struct ChrdevRegion {
     first: Devt,
     count: u32,
@@ -40,6 +44,7 @@ impl ChrdevRegion {
     pub(crate) fn claim(first: Devt, count: u32, name: &'static CStr) -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated string that outlives the region.
         to_result(unsafe { bindings::register_chrdev_region(first.0, count, name.as_char_ptr()) })?;
+        // INVARIANT: claimed just now.
         Ok(Self { first, count })
     }
 
@@ -48,8 +53,14 @@ impl ChrdevRegion {
     pub(crate) fn allocate(count: u32, name: &'static CStr) -> Result<Self> {
         let mut first = 0;
         // SAFETY: `first` is a valid place for the result; `name` as above.
-        to_result(unsafe { bindings::alloc_chrdev_region(&mut first, 0, count, name.as_char_ptr()) })?;
-        Ok(Self { first: Devt(first), count })
+        to_result(unsafe {
+            bindings::alloc_chrdev_region(&mut first, 0, count, name.as_char_ptr())
+        })?;
+        // INVARIANT: claimed just now.
+        Ok(Self {
+            first: Devt(first),
+            count,
+        })
     }
 
     /// The first number of the region.
@@ -60,31 +71,55 @@ impl ChrdevRegion {
 
 impl Drop for ChrdevRegion {
     fn drop(&mut self) {
-        // SAFETY: the region was claimed by `claim` or `allocate`.
+        // SAFETY: the region is ours by the type invariants.
         unsafe { bindings::unregister_chrdev_region(self.first.0, self.count) };
     }
 }
 
-/// A `struct class`, meant to be a `static` like its C counterparts.
-pub(crate) struct Class {
+/// A `struct class` whose devices are nodes owned by `O`s, meant to be a
+/// `static` like its C counterparts.
+///
+/// # Invariants
+///
+/// `registered` is true while a [`ClassRegistration`] of the class lives,
+/// and only then is `raw` registered with the driver core. Every device of
+/// the class is the device of a [`Node`] added for an owner of type `O`.
+pub(crate) struct Class<O> {
     raw: Opaque<bindings::class>,
     registered: AtomicBool,
+    _owners: PhantomData<fn(&O)>,
 }
 
 // SAFETY: Rust never touches `raw` after construction; the driver core
 // serialises its own use of it.
-unsafe impl Sync for Class {}
+unsafe impl<O> Sync for Class<O> {}
 
-impl Class {
-    pub(crate) const fn new(raw: bindings::class) -> Self {
+impl<O> Class<O> {
+    /// A class named `name` whose device files go in `/dev/<D::DIR>/`, with
+    /// `class_groups` for the class and `dev_groups` for each device.
+    pub(crate) const fn new<D: DevnodeDir>(
+        name: &'static CStr,
+        class_groups: &'static Groups<()>,
+        dev_groups: &'static Groups<O>,
+    ) -> Self {
+        // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
+        let mut raw: bindings::class = unsafe { core::mem::zeroed() };
+        raw.name = name.as_char_ptr();
+        raw.devnode = Some(devnode_callback::<D>());
+        raw.class_groups = class_groups.as_raw();
+        raw.dev_groups = dev_groups.as_raw();
+        // INVARIANT: not registered yet; devices join only through
+        // `Node::add`, which takes an `O` owner, and the device attributes'
+        // callbacks are typed for `O`.
         Self {
             raw: Opaque::new(raw),
             registered: AtomicBool::new(false),
+            _owners: PhantomData,
         }
     }
 
     /// Registers the class until the returned guard is dropped.
-    pub(crate) fn register(&'static self) -> Result<ClassRegistration> {
+    pub(crate) fn register(&'static self) -> Result<ClassRegistration<O>> {
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
@@ -93,6 +128,7 @@ impl Class {
             self.registered.store(false, Ordering::Release);
             return Err(e);
         }
+        // INVARIANT: registered just now, flagged above.
         Ok(ClassRegistration { class: self })
     }
 
@@ -102,125 +138,15 @@ impl Class {
 }
 
 /// A registered [`Class`]; dropping it unregisters the class.
-pub(crate) struct ClassRegistration {
-    class: &'static Class,
+pub(crate) struct ClassRegistration<O: 'static> {
+    class: &'static Class<O>,
 }
 
-impl ClassRegistration {
-    pub(crate) fn class(&self) -> &'static Class {
-        self.class
-    }
-}
-
-impl Drop for ClassRegistration {
+impl<O> Drop for ClassRegistration<O> {
     fn drop(&mut self) {
         // SAFETY: registered by `Class::register`, unregistered only here.
         unsafe { bindings::class_unregister(self.class.as_raw()) };
         self.class.registered.store(false, Ordering::Release);
-    }
-}
-
-/// An open file, borrowed for the duration of a file operation.
-#[repr(transparent)]
-pub(crate) struct File(Opaque<bindings::file>);
-
-impl File {
-    /// # Safety
-    ///
-    /// `ptr` points to a `struct file` that stays valid for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a Self {
-        // SAFETY: transparent wrapper; validity is the caller's promise.
-        unsafe { &*ptr.cast() }
-    }
-
-    /// Whether the file was opened with `O_NONBLOCK`.
-    pub(crate) fn is_nonblocking(&self) -> bool {
-        // SAFETY: the file is valid; `f_flags` is not changed under us in
-        // a way that matters for one flag read (fcntl writes it whole).
-        let flags = unsafe { (*self.0.get()).f_flags };
-        flags & bindings::O_NONBLOCK != 0
-    }
-
-    pub(crate) fn as_raw(&self) -> *mut bindings::file {
-        self.0.get()
-    }
-}
-
-/// What a file operation gets of the file's state.
-pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borrowed<'a>;
-
-/// What the files of a [`Node`] do: a subset of `file_operations`.
-#[vtable]
-pub(crate) trait FileOps: Sized + 'static {
-    /// The object that owns the node; the node's `struct device` holds a
-    /// reference to it.
-    type Owner: Send + Sync;
-    /// Per-file state, from `open` until `release`.
-    type Ptr: ForeignOwnable + Send + Sync;
-
-    /// A file is being opened on a node of `owner`.
-    fn open(owner: ArcBorrow<'_, Self::Owner>, file: &File) -> Result<Self::Ptr>;
-
-    /// The last reference to the file is gone.
-    fn release(data: Self::Ptr, file: &File);
-
-    /// `read(2)` into `buf`; returns how many bytes it wrote there.
-    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-
-    /// `write(2)` from `buf`; returns how many bytes it took.
-    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-
-    /// `poll(2)` and friends: the `EPOLL*` bits that hold now, after
-    /// registering with every wait queue that will signal a change.
-    fn poll(_data: FileData<'_, Self>, _file: &File, _table: &PollTable) -> u32 {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-
-    /// `ioctl(2)`; `compat` when the caller is a 32-bit process. Unknown
-    /// commands answer `ENOIOCTLCMD`, which userspace sees as `ENOTTY`.
-    fn ioctl(_data: FileData<'_, Self>, _file: &File, _cmd: u32, _arg: usize, _compat: bool) -> Result<isize> {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-}
-
-/// The `file_operations` of `T`'s nodes, with the module as owner so that
-/// the module stays loaded while a file is open.
-pub(crate) struct FileOperations<T: FileOps> {
-    raw: Opaque<bindings::file_operations>,
-    _ops: PhantomData<T>,
-}
-
-// SAFETY: read-only after construction.
-unsafe impl<T: FileOps> Sync for FileOperations<T> {}
-// SAFETY: as above.
-unsafe impl<T: FileOps> Send for FileOperations<T> {}
-
-impl<T: FileOps> FileOperations<T> {
-    /// The operations of `T`'s files, owned by `module` (`THIS_MODULE`).
-    pub(crate) const fn new(module: *mut kernel::bindings::module) -> Self {
-        // SAFETY: all zeroes is a valid `file_operations`: no callbacks.
-        let mut raw: bindings::file_operations = unsafe { core::mem::zeroed() };
-        raw.owner = module.cast();
-        raw.open = Some(open_callback::<T>);
-        raw.release = Some(release_callback::<T>);
-        if T::HAS_READ {
-            raw.read = Some(read_callback::<T>);
-        }
-        if T::HAS_WRITE {
-            raw.write = Some(write_callback::<T>);
-        }
-        if T::HAS_POLL {
-            raw.poll = Some(poll_callback::<T>);
-        }
-        if T::HAS_IOCTL {
-            raw.unlocked_ioctl = Some(ioctl_callback::<T>);
-            raw.compat_ioctl = Some(compat_ioctl_callback::<T>);
-        }
-        Self { raw: Opaque::new(raw), _ops: PhantomData }
     }
 }
 
@@ -230,14 +156,20 @@ impl<T: FileOps> FileOperations<T> {
 /// It lives inside its owner (see [`Node::add`]); the device holds a
 /// reference to the owner until its release, so the node outlives every
 /// file opened on it.
+///
+/// # Invariants
+///
+/// `state` goes from `NODE_NEW` to `NODE_ADDED` to `NODE_GONE`, or from
+/// `NODE_NEW` to `NODE_GONE`, once. From `NODE_ADDED` on, `dev` is an
+/// initialised device whose drvdata is an owner reference made by
+/// `Arc::into_raw` and given back by its release callback; while
+/// `NODE_ADDED`, `dev` and `cdev` are in the system.
 #[pin_data]
 pub(crate) struct Node {
     #[pin]
     dev: Opaque<bindings::device>,
     #[pin]
     cdev: Opaque<bindings::cdev>,
-    /// `NODE_NEW`, then `NODE_ADDED` while in the system, then `NODE_GONE`
-    /// for good: a device is initialised once in its life.
     state: AtomicU8,
 }
 
@@ -251,10 +183,28 @@ unsafe impl Send for Node {}
 // SAFETY: as above.
 unsafe impl Sync for Node {}
 
+/// A `struct device` borrowed for `'a`: a node's parent.
+///
+/// # Invariants
+///
+/// The device is valid for `'a`.
+#[derive(Clone, Copy)]
+pub(crate) struct DeviceRef<'a>(NonNull<bindings::device>, PhantomData<&'a ()>);
+
+impl DeviceRef<'_> {
+    /// # Safety
+    ///
+    /// `device` stays valid for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(device: NonNull<bindings::device>) -> DeviceRef<'a> {
+        // INVARIANT: the caller promised.
+        DeviceRef(device, PhantomData)
+    }
+}
+
 /// Where a [`Node`] goes and what it is called.
-pub(crate) struct NodeInfo<'a> {
-    pub(crate) class: &'a ClassRegistration,
-    pub(crate) parent: *mut bindings::device,
+pub(crate) struct NodeInfo<'a, O: 'static> {
+    pub(crate) class: &'a ClassRegistration<O>,
+    pub(crate) parent: Option<DeviceRef<'a>>,
     pub(crate) devt: Devt,
     pub(crate) name: fmt::Arguments<'a>,
 }
@@ -264,9 +214,14 @@ impl Node {
         // `device_initialize` expects a zeroed device, as from kzalloc.
         pin_init!(Self {
             // SAFETY: the slot is valid for writes of one `device`.
-            dev <- Opaque::ffi_init(|slot: *mut bindings::device| unsafe { slot.write_bytes(0, 1) }),
+            dev <- Opaque::ffi_init(|slot: *mut bindings::device| unsafe {
+                slot.write_bytes(0, 1)
+            }),
             // SAFETY: the slot is valid for writes of one `cdev`.
-            cdev <- Opaque::ffi_init(|slot: *mut bindings::cdev| unsafe { slot.write_bytes(0, 1) }),
+            cdev <- Opaque::ffi_init(|slot: *mut bindings::cdev| unsafe {
+                slot.write_bytes(0, 1)
+            }),
+            // INVARIANT: new.
             state: AtomicU8::new(NODE_NEW),
         })
     }
@@ -278,7 +233,7 @@ impl Node {
         owner: &Arc<T::Owner>,
         node: fn(&T::Owner) -> &Node,
         fops: &'static FileOperations<T>,
-        info: NodeInfo<'_>,
+        info: NodeInfo<'_, T::Owner>,
     ) -> Result {
         let this = node(owner);
         let name = CString::try_from_fmt(info.name)?;
@@ -292,14 +247,18 @@ impl Node {
         let dev = this.dev.get();
         let cdev = this.cdev.get();
         let reference = Arc::into_raw(owner.clone());
+        let parent = info
+            .parent
+            .map_or(ptr::null_mut(), |parent| parent.0.as_ptr());
+        // INVARIANT: the device is initialised with the owner reference as
+        // its drvdata, which `release_device::<T>` gives back: from here on
+        // `device_initialize` makes the release callback responsible for it.
         // SAFETY: `dev` and `cdev` are this node's, never used before
-        // (checked by `state`); the device takes the owner reference just
-        // made and gives it back in `release_device::<T>`, which
-        // `device_initialize` makes responsible for it from here on.
+        // (checked by `state`).
         unsafe {
             bindings::device_initialize(dev);
-            (*dev).class = info.class.class().as_raw();
-            (*dev).parent = info.parent;
+            (*dev).class = info.class.class.as_raw();
+            (*dev).parent = parent;
             (*dev).devt = info.devt.0;
             (*dev).release = Some(release_device::<T>);
             bindings::ib_umad_rs_dev_set_drvdata(dev, reference.cast_mut().cast());
@@ -311,11 +270,12 @@ impl Node {
         });
         // SAFETY: `cdev` is this node's; `fops` is 'static.
         let ret = ret.and_then(|()| unsafe {
-            bindings::cdev_init(cdev, fops.raw.get());
-            (*cdev).owner = (*fops.raw.get()).owner;
+            bindings::cdev_init(cdev, fops.as_raw());
+            (*cdev).owner = (*fops.as_raw()).owner;
             to_result(bindings::cdev_device_add(cdev, dev))
         });
         if let Err(e) = ret {
+            // INVARIANT: never in the system; gone for good.
             this.state.store(NODE_GONE, Ordering::Release);
             // SAFETY: balances `device_initialize`; the release callback
             // drops the owner reference.
@@ -325,7 +285,7 @@ impl Node {
         Ok(())
     }
 
-    /// The node's `struct device`.
+    /// The node's `struct device`, for the IB core's netlink answer.
     pub(crate) fn device(&self) -> *mut bindings::device {
         self.dev.get()
     }
@@ -346,15 +306,23 @@ impl Node {
         printk: unsafe extern "C" fn(*const bindings::device, *const c_char, ...),
         message: fmt::Arguments<'_>,
     ) {
+        let message: *const fmt::Arguments<'_> = &message;
         // SAFETY: the device lives as long as the node; `%pA` formats the
         // `fmt::Arguments` it is passed, as the kernel's `pr_*` macros do.
-        unsafe { printk(self.dev.get(), c"%pA".as_ptr().cast(), &message as *const _ as *const c_void) };
+        unsafe {
+            printk(
+                self.dev.get(),
+                c"%pA".as_ptr().cast(),
+                message.cast::<c_void>(),
+            )
+        };
     }
 
     /// Removes the node, if added: its device file and sysfs directory are
     /// gone when this returns; files already open keep working until
     /// closed, and the owner reference goes with the last of them.
     pub(crate) fn remove(&self) {
+        // INVARIANT: out of the system below, for good.
         if self
             .state
             .compare_exchange(NODE_ADDED, NODE_GONE, Ordering::AcqRel, Ordering::Acquire)
@@ -366,6 +334,22 @@ impl Node {
         unsafe {
             bindings::cdev_device_del(self.cdev.get(), self.dev.get());
             bindings::put_device(self.dev.get());
+        }
+    }
+
+    /// The owner of the node whose cdev is `cdev`.
+    ///
+    /// # Safety
+    ///
+    /// `cdev` is the cdev of a node that `Node::add` added for an owner of
+    /// type `O`, and a reference on it (as `chrdev_open` holds) keeps the
+    /// node's device alive for `'a`.
+    pub(super) unsafe fn owner_of_cdev<'a, O>(cdev: *mut bindings::cdev) -> ArcBorrow<'a, O> {
+        // SAFETY: `cdev` is the `cdev` field of a `Node`, by the caller's
+        // promise; the node's device lives for `'a`, and so its drvdata.
+        unsafe {
+            let node = kernel::container_of!(cdev, Node, cdev);
+            owner_of_device::<O>((*node).dev.get())
         }
     }
 }
@@ -389,171 +373,8 @@ unsafe extern "C" fn release_device<T: FileOps>(dev: *mut bindings::device) {
 ///
 /// `dev` is the device of a node that `Node::add` added for an owner of
 /// type `O`, alive for `'a`.
-pub(crate) unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
-    // SAFETY: drvdata holds an owner reference for as long as the device
-    // lives, which the caller guarantees for `'a`.
+pub(super) unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
+    // SAFETY: drvdata holds an owner reference made by `Arc::into_raw` for
+    // as long as the device lives, which the caller guarantees for `'a`.
     unsafe { ArcBorrow::from_raw(bindings::ib_umad_rs_dev_get_drvdata(dev).cast()) }
-}
-
-/// `file_operations.open`.
-///
-/// # Safety
-///
-/// Called by the VFS for an inode of a node added with `T`'s operations.
-unsafe extern "C" fn open_callback<T: FileOps>(
-    inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
-    // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
-    // keeps the node's device, hence its owner, alive during the call.
-    let owner = unsafe {
-        let node = kernel::container_of!(bindings::ib_umad_rs_inode_cdev(inode), Node, cdev).cast_mut();
-        owner_of_device::<T::Owner>(Node::raw_dev(node))
-    };
-    // SAFETY: the VFS passes a valid file for the duration of `open`.
-    let f = unsafe { File::from_raw(file) };
-    match T::open(owner, f) {
-        Ok(data) => {
-            // SAFETY: `file` is valid and not yet shared; `release_callback`
-            // takes the data back. stream_open makes the file a stream, as
-            // ib_umad does: no seeking, no pread/pwrite.
-            unsafe {
-                (*file).private_data = data.into_foreign().cast_mut();
-                bindings::stream_open(inode, file)
-            }
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// `file_operations.release`.
-///
-/// # Safety
-///
-/// Called by the VFS once for every file whose `open_callback` succeeded.
-unsafe extern "C" fn release_callback<T: FileOps>(
-    _inode: *mut bindings::inode,
-    file: *mut bindings::file,
-) -> c_int {
-    // SAFETY: `private_data` came from `into_foreign` in `open_callback`
-    // and is taken back only here.
-    let data = unsafe { T::Ptr::from_foreign((*file).private_data) };
-    // SAFETY: the file is valid during `release`.
-    T::release(data, unsafe { File::from_raw(file) });
-    0
-}
-
-impl Node {
-    /// # Safety
-    ///
-    /// `node` points to a valid `Node`.
-    unsafe fn raw_dev(node: *mut Node) -> *mut bindings::device {
-        // SAFETY: `node` is valid by the caller's promise.
-        unsafe { (*node).dev.get() }
-    }
-}
-
-/// The state of a file whose `open_callback` succeeded.
-///
-/// # Safety
-///
-/// `file` is such a file, valid for `'a` (the VFS holds it during every
-/// file operation).
-unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
-    // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
-    // and `release_callback`, which takes it back, runs only after the last
-    // operation on the file.
-    unsafe { (T::Ptr::borrow((*file).private_data), File::from_raw(file)) }
-}
-
-/// `file_operations.read`.
-///
-/// # Safety
-///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn read_callback<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *mut c_char,
-    count: usize,
-    _pos: *mut bindings::loff_t,
-) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    // The user pointer is checked by each copy, not trusted here.
-    let buf = UserSlice::new(buf as usize, count).writer();
-    match T::read(data, file, buf) {
-        Ok(n) => n as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-/// `file_operations.write`.
-///
-/// # Safety
-///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn write_callback<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *const c_char,
-    count: usize,
-    _pos: *mut bindings::loff_t,
-) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = UserSlice::new(buf as usize, count).reader();
-    match T::write(data, file, buf) {
-        Ok(n) => n as isize,
-        Err(e) => e.to_errno() as isize,
-    }
-}
-
-/// `file_operations.poll`.
-///
-/// # Safety
-///
-/// Called by the VFS on a file that `open_callback::<T>` opened, with a
-/// poll table that is valid or null.
-unsafe extern "C" fn poll_callback<T: FileOps>(
-    file: *mut bindings::file,
-    table: *mut bindings::poll_table_struct,
-) -> c_uint {
-    // SAFETY: the VFS calls this for an open file of ours.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    T::poll(data, file, &PollTable(table))
-}
-
-fn ioctl_result(result: Result<isize>) -> c_long {
-    match result {
-        Ok(n) => n as c_long,
-        Err(e) => e.to_errno() as c_long,
-    }
-}
-
-/// `file_operations.unlocked_ioctl`.
-///
-/// # Safety
-///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn ioctl_callback<T: FileOps>(file: *mut bindings::file, cmd: c_uint, arg: c_ulong) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg, false))
-}
-
-/// `file_operations.compat_ioctl`: a 32-bit process's ioctl. Its pointer
-/// argument is zero-extended already, so it is used as it is
-/// (`compat_ptr` is the identity on the architectures Rust builds for).
-///
-/// # Safety
-///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
-    file: *mut bindings::file,
-    cmd: c_uint,
-    arg: c_ulong,
-) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg, true))
 }

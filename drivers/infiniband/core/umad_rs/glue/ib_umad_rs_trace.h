@@ -11,9 +11,9 @@
 #define TRACE_SYSTEM ib_umad
 
 #undef TRACE_INCLUDE_PATH
-#define TRACE_INCLUDE_PATH ib_umad_rs
+#define TRACE_INCLUDE_PATH .
 #undef TRACE_INCLUDE_FILE
-#define TRACE_INCLUDE_FILE trace
+#define TRACE_INCLUDE_FILE ib_umad_rs_trace
 
 #if !defined(_IB_UMAD_RS_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
 #define _IB_UMAD_RS_TRACE_H

@@ -3,24 +3,32 @@
 //! A wait queue that blocking reads sleep on and `poll` registers with
 //! (`struct wait_queue_head`), which 6.12's `kernel` crate does not offer:
 //! its `CondVar` cannot be polled, and it sleeps with a lock held by the
-//! waiter's guard. Shaped like mainline's `PollCondVar`
-//! (`rust/kernel/sync/poll.rs`), which can replace it.
+//! waiter's guard.
 //!
-//! The queue must outlive every `poll` registration on it: keep it in the
-//! state of the file that is polled, which the VFS frees only after
-//! epoll and select have let go of the file.
+//! Upstream counterpart: `PollCondVar` and `PollTable`
+//! (`rust/kernel/sync/poll.rs`). `PollCondVar` makes registration safe
+//! anywhere by waiting for an RCU grace period when it is dropped; that
+//! would put a grace period in every close of a umad file, so this queue
+//! asks its user instead (see [`WaitQueue::register`]).
 
-use crate::{bindings, chardev::File};
+use super::{bindings, fs::File};
 use core::pin::pin;
-use kernel::{
-    ffi::c_int,
-    prelude::*,
-    str::CStr,
-    sync::LockClassKey,
-    types::Opaque,
+use kernel::{ffi::c_int, prelude::*, str::CStr, sync::LockClassKey, types::Opaque};
+
+/// `TASK_INTERRUPTIBLE`, as `prepare_to_wait_event` takes it.
+const TASK_INTERRUPTIBLE: c_int = {
+    assert!(bindings::TASK_INTERRUPTIBLE <= 0x7fff_ffff);
+    // CAST: checked above to fit.
+    #[allow(clippy::cast_possible_wrap)]
+    let state = bindings::TASK_INTERRUPTIBLE as c_int;
+    state
 };
 
 /// A `struct wait_queue_head`.
+///
+/// # Invariants
+///
+/// `raw` is initialised (by `__init_waitqueue_head`) and pinned.
 #[pin_data]
 pub(crate) struct WaitQueue {
     #[pin]
@@ -37,6 +45,7 @@ pub(crate) struct PollTable(pub(crate) *mut bindings::poll_table_struct);
 
 impl WaitQueue {
     pub(crate) fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {
             // SAFETY: `__init_waitqueue_head` initialises the pinned slot;
             // `name` and `key` are 'static, and `LockClassKey` is a
@@ -45,7 +54,7 @@ impl WaitQueue {
                 bindings::__init_waitqueue_head(
                     slot,
                     name.as_char_ptr(),
-                    (key as *const LockClassKey).cast_mut().cast(),
+                    core::ptr::from_ref(key).cast_mut().cast(),
                 )
             }),
         })
@@ -67,9 +76,8 @@ impl WaitQueue {
             // SAFETY: the queue is initialised and `entry` is valid; this
             // queues the entry and sets the task's state before `done`
             // looks, so a wake-up between the two is not lost.
-            let interrupted = unsafe {
-                bindings::prepare_to_wait_event(queue, entry.get(), bindings::TASK_INTERRUPTIBLE as c_int)
-            };
+            let interrupted =
+                unsafe { bindings::prepare_to_wait_event(queue, entry.get(), TASK_INTERRUPTIBLE) };
             if done() {
                 break Ok(());
             }
@@ -89,21 +97,33 @@ impl WaitQueue {
     pub(crate) fn wake_up(&self) {
         // SAFETY: the queue is initialised.
         unsafe {
-            bindings::__wake_up(self.raw.get(), bindings::TASK_INTERRUPTIBLE, 1, core::ptr::null_mut())
+            bindings::__wake_up(
+                self.raw.get(),
+                bindings::TASK_INTERRUPTIBLE,
+                1,
+                core::ptr::null_mut(),
+            )
         };
     }
 
     /// Registers `file`'s `poll` call with the queue (`poll_wait`).
-    pub(crate) fn register(&self, file: &File, table: &PollTable) {
+    ///
+    /// # Safety
+    ///
+    /// The queue outlives every registration: epoll and select keep the
+    /// entry until they let go of the file, which is before its `release`.
+    /// A queue owned by the file's state (`FileOps::Ptr`), which goes in
+    /// `release` at the earliest, does.
+    pub(crate) unsafe fn register(&self, file: &File, table: &PollTable) {
         // SAFETY: `file` is the file being polled and `table` its table;
-        // the queue outlives the registration (see the module docs).
+        // the queue outlives the registration, as the caller promises.
         unsafe { bindings::ib_umad_rs_poll_wait(file.as_raw(), self.raw.get(), table.0) };
     }
 }
 
 /// The poll bits umad reports.
 pub(crate) mod poll_bits {
-    use crate::bindings;
+    use crate::glue::bindings;
 
     pub(crate) const IN: u32 = bindings::IB_UMAD_RS_EPOLLIN | bindings::IB_UMAD_RS_EPOLLRDNORM;
     pub(crate) const OUT: u32 = bindings::IB_UMAD_RS_EPOLLOUT | bindings::IB_UMAD_RS_EPOLLWRNORM;

@@ -4,11 +4,17 @@
 //! lacks. ib_umad uses one per port to let a single IsSM holder in: the
 //! holder is whoever opened issmN and has not closed it yet, which is not a
 //! scope, so taking it does not return a guard.
+//!
+//! Upstream counterpart: none yet.
 
-use crate::bindings;
+use crate::glue::bindings;
 use kernel::{prelude::*, types::Opaque};
 
 /// A binary semaphore, free when made.
+///
+/// # Invariants
+///
+/// `raw` is initialised (by `sema_init`) and pinned.
 #[pin_data]
 pub(crate) struct Semaphore {
     #[pin]
@@ -22,6 +28,7 @@ unsafe impl Sync for Semaphore {}
 
 impl Semaphore {
     pub(crate) fn new() -> impl PinInit<Self> {
+        // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {
             // SAFETY: `sema_init` initialises the pinned slot.
             raw <- Opaque::ffi_init(|slot| unsafe { bindings::ib_umad_rs_sema_init(slot, 1) }),
@@ -30,7 +37,7 @@ impl Semaphore {
 
     /// Takes it if free; `EAGAIN` otherwise.
     pub(crate) fn try_down(&self) -> Result {
-        // SAFETY: the semaphore is initialised.
+        // SAFETY: initialised, by the type invariants.
         match unsafe { bindings::down_trylock(self.raw.get()) } {
             0 => Ok(()),
             _ => Err(EAGAIN),
@@ -40,7 +47,7 @@ impl Semaphore {
     /// Waits until it is free and takes it; `ERESTARTSYS` if a signal
     /// comes first.
     pub(crate) fn down_interruptible(&self) -> Result {
-        // SAFETY: the semaphore is initialised.
+        // SAFETY: initialised, by the type invariants.
         match unsafe { bindings::down_interruptible(self.raw.get()) } {
             0 => Ok(()),
             _ => Err(ERESTARTSYS),
@@ -49,7 +56,7 @@ impl Semaphore {
 
     /// Gives back what `try_down` or `down_interruptible` took.
     pub(crate) fn up(&self) {
-        // SAFETY: the semaphore is initialised.
+        // SAFETY: initialised, by the type invariants.
         unsafe { bindings::up(self.raw.get()) };
     }
 }

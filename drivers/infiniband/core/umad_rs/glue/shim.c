@@ -4,10 +4,10 @@
 #include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
-#include <ib_umad_rs/shim.h>
+#include "shim.h"
 
 #define CREATE_TRACE_POINTS
-#include <ib_umad_rs/trace.h>
+#include "ib_umad_rs_trace.h"
 
 u32 ib_umad_rs_start_port(const struct ib_device *device)
 {

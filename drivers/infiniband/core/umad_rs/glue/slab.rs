@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A slab cache of one type (`struct kmem_cache`) and the box of an object
-//! from it, which 6.12's `kernel` crate lacks (its boxes and `Arc`s all
-//! come from `kmalloc`, through `krealloc`). A cache is a `static`, made
-//! when the module loads and destroyed when it unloads.
+//! from it (the `kernel` crate's boxes and `Arc`s all come from `kmalloc`,
+//! through `krealloc`). A cache is a `static`, made when the module loads
+//! and destroyed when it unloads.
+//!
+//! Upstream counterpart: none yet (a `kernel::alloc::KmemCache` has been
+//! proposed); it would replace this file.
 
-use crate::bindings;
+use crate::glue::bindings;
 use core::{
     marker::PhantomData,
     mem::{align_of, size_of},
@@ -16,6 +19,11 @@ use core::{
 use kernel::{prelude::*, str::CStr};
 
 /// A slab cache of `T`s; empty until `create`.
+///
+/// # Invariants
+///
+/// `raw` is null, or a live cache of objects sized and aligned for a `T`
+/// that `create` made and that its [`CacheGuard`] destroys.
 pub(crate) struct SlabCache<T> {
     raw: AtomicPtr<bindings::kmem_cache>,
     name: &'static CStr,
@@ -26,25 +34,42 @@ pub(crate) struct SlabCache<T> {
 // objects it hands out are owned by `SlabBox`es, `Send` when `T` is.
 unsafe impl<T: Send> Sync for SlabCache<T> {}
 
-/// The cache exists while this lives: drop it only once every object of
-/// the cache is freed (at module unload, after the last user went).
+/// The cache exists while this lives.
+///
+/// # Invariants
+///
+/// Every box of the cache is freed before the guard is dropped (the
+/// promise `SlabCache::create`'s caller made).
 pub(crate) struct CacheGuard<T: 'static>(&'static SlabCache<T>);
 
 impl<T> SlabCache<T> {
     pub(crate) const fn new(name: &'static CStr) -> Self {
-        Self { raw: AtomicPtr::new(ptr::null_mut()), name, _objects: PhantomData }
+        // INVARIANT: null.
+        Self {
+            raw: AtomicPtr::new(ptr::null_mut()),
+            name,
+            _objects: PhantomData,
+        }
     }
 
     /// Makes the cache (`kmem_cache_create`).
-    pub(crate) fn create(&'static self) -> Result<CacheGuard<T>> {
+    ///
+    /// # Safety
+    ///
+    /// Every [`SlabBox`] from the cache is dropped before the returned
+    /// guard is: a box frees its object into the cache.
+    pub(crate) unsafe fn create(&'static self) -> Result<CacheGuard<T>> {
         let size = u32::try_from(size_of::<T>())?;
         let align = u32::try_from(align_of::<T>())?;
         // SAFETY: `name` is 'static, as the cache keeps it.
-        let raw = unsafe { bindings::ib_umad_rs_kmem_cache_create(self.name.as_char_ptr(), size, align) };
+        let raw =
+            unsafe { bindings::ib_umad_rs_kmem_cache_create(self.name.as_char_ptr(), size, align) };
         if raw.is_null() {
             return Err(ENOMEM);
         }
+        // INVARIANT: a live cache for `T`s, which the guard destroys.
         self.raw.store(raw, Ordering::Release);
+        // INVARIANT: the caller promised.
         Ok(CacheGuard(self))
     }
 
@@ -56,23 +81,34 @@ impl<T> SlabCache<T> {
         }
         // SAFETY: `raw` is a live cache (it goes only with the guard, after
         // every object), whose objects hold a `T`.
-        let object = unsafe { bindings::ib_umad_rs_kmem_cache_alloc(raw, kernel::bindings::GFP_KERNEL) };
+        let object =
+            unsafe { bindings::ib_umad_rs_kmem_cache_alloc(raw, kernel::bindings::GFP_KERNEL) };
         let object = NonNull::new(object.cast::<T>()).ok_or(ENOMEM)?;
         // SAFETY: a fresh object, sized and aligned for a `T`.
         unsafe { object.as_ptr().write(value) };
-        Ok(SlabBox { ptr: object, cache: self })
+        // INVARIANT: an object of this live cache, holding `value`.
+        Ok(SlabBox {
+            ptr: object,
+            cache: self,
+        })
     }
 }
 
 impl<T> Drop for CacheGuard<T> {
     fn drop(&mut self) {
         let raw = self.0.raw.swap(ptr::null_mut(), Ordering::AcqRel);
-        // SAFETY: made by `create`; no object is left (the guard's rule).
+        // SAFETY: made by `create`; no object is left, by the type
+        // invariants.
         unsafe { bindings::kmem_cache_destroy(raw) };
     }
 }
 
 /// An owned `T` in an object of a slab cache, freed on drop.
+///
+/// # Invariants
+///
+/// `ptr` is an object of `cache`, which is live while the box is (its
+/// guard goes only after every box), holding a valid `T` the box owns.
 pub(crate) struct SlabBox<T: 'static> {
     ptr: NonNull<T>,
     cache: &'static SlabCache<T>,
@@ -96,6 +132,7 @@ impl<T> SlabBox<T> {
     /// `ptr` came from `into_raw` of a box of `cache`, and is taken back
     /// once.
     pub(crate) unsafe fn from_raw(ptr: NonNull<T>, cache: &'static SlabCache<T>) -> Self {
+        // INVARIANT: the caller promised a box's object, given up.
         Self { ptr, cache }
     }
 }
@@ -119,10 +156,13 @@ impl<T> DerefMut for SlabBox<T> {
 impl<T> Drop for SlabBox<T> {
     fn drop(&mut self) {
         // SAFETY: the box owns the `T`, dropped once here; the object came
-        // from `cache`, which lives while any of its objects does.
+        // from `cache`, live by the type invariants.
         unsafe {
             ptr::drop_in_place(self.ptr.as_ptr());
-            bindings::kmem_cache_free(self.cache.raw.load(Ordering::Relaxed), self.ptr.as_ptr().cast());
+            bindings::kmem_cache_free(
+                self.cache.raw.load(Ordering::Relaxed),
+                self.ptr.as_ptr().cast(),
+            );
         }
     }
 }

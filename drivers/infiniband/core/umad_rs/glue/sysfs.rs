@@ -1,12 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The `infiniband_mad` class: `/sys/class/infiniband_mad/abi_version`,
-//! each node's `ibdev` and `port` attributes, and the `infiniband/` prefix
-//! of the device files. Static tables, as the C driver's macros make them.
+//! A class's static C tables: its read-only attributes and its devices',
+//! with typed `show` callbacks, and where its device files go under
+//! `/dev`. The tables are `static`s, as the C driver's macros make them.
+//!
+//! Upstream counterpart: none in 6.12 or 7.3 (`kernel::device` has no
+//! attribute support); a `kernel::sysfs` would replace this file.
 
-use crate::{bindings, chardev::Class, port::Port, uapi};
-use core::{cell::UnsafeCell, ptr};
-use kernel::ffi::{c_char, c_uint};
+use super::{bindings, chrdev::owner_of_device};
+use core::{cell::UnsafeCell, fmt, marker::PhantomData, ptr};
+use kernel::{
+    ffi::{c_char, c_int, c_void},
+    prelude::*,
+    str::CStr,
+};
+
+/// What a read of a class attribute shows.
+pub(crate) trait ShowClass: 'static {
+    fn show(out: &mut Page<'_>) -> Result;
+}
+
+/// What a read of an attribute of a device owned by an `O` shows.
+pub(crate) trait ShowDevice<O>: 'static {
+    fn show(owner: &O, out: &mut Page<'_>) -> Result;
+}
+
+/// The page a `show` callback fills.
+///
+/// # Invariants
+///
+/// `buf` is the `PAGE_SIZE` buffer sysfs gave the running `show` callback,
+/// and `len` bytes of it are written.
+pub(crate) struct Page<'a> {
+    buf: *mut c_char,
+    len: c_int,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl Page<'_> {
+    /// Appends formatted text (`sysfs_emit_at`), as much as fits.
+    pub(crate) fn emit(&mut self, text: fmt::Arguments<'_>) {
+        let text: *const fmt::Arguments<'_> = &text;
+        // SAFETY: `buf` is the page and `len` within it, by the type
+        // invariants; `%pA` formats the `fmt::Arguments` it is passed.
+        let added = unsafe {
+            bindings::sysfs_emit_at(
+                self.buf,
+                self.len,
+                c"%pA".as_ptr().cast(),
+                text.cast::<c_void>(),
+            )
+        };
+        // INVARIANT: `sysfs_emit_at` wrote `added` more bytes, within the page.
+        self.len += added;
+    }
+}
 
 /// A C table the driver core reads and never writes.
 #[repr(transparent)]
@@ -21,144 +69,218 @@ impl<T> Table<T> {
     }
 }
 
-/// The `attr` member heads both attribute structs, so a pointer to either
-/// is a pointer to its `struct attribute`.
+// The `attr` member heads both attribute structs, so a pointer to either
+// is a pointer to its `struct attribute`.
 const _: () = assert!(core::mem::offset_of!(bindings::class_attribute, attr) == 0);
 const _: () = assert!(core::mem::offset_of!(bindings::device_attribute, attr) == 0);
 
-const fn read_only(name: &'static core::ffi::CStr) -> bindings::attribute {
+const fn read_only(name: &'static CStr) -> bindings::attribute {
     // SAFETY: all zeroes is a valid `attribute` (lockdep keys unused for
     // static attributes).
     let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
-    attr.name = name.as_ptr().cast();
+    attr.name = name.as_char_ptr();
     attr.mode = 0o444;
     attr
 }
 
-const fn class_attribute(
-    name: &'static core::ffi::CStr,
-    show: unsafe extern "C" fn(*const bindings::class, *const bindings::class_attribute, *mut c_char) -> isize,
-) -> bindings::class_attribute {
-    // SAFETY: all zeroes is a valid `class_attribute`: no callbacks.
-    let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
-    attr.attr = read_only(name);
-    attr.show = Some(show);
-    attr
+/// A read-only class attribute (`CLASS_ATTR_RO`).
+pub(crate) struct ClassAttribute(Table<bindings::class_attribute>);
+
+impl ClassAttribute {
+    pub(crate) const fn new<A: ShowClass>(name: &'static CStr) -> Self {
+        // SAFETY: all zeroes is a valid `class_attribute`: no callbacks.
+        let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
+        attr.attr = read_only(name);
+        attr.show = Some(show_class::<A>);
+        Self(Table(UnsafeCell::new(attr)))
+    }
+
+    /// The attribute, for a group.
+    pub(crate) const fn attribute(&'static self) -> Attribute<()> {
+        Attribute(self.0.get().cast(), PhantomData)
+    }
 }
 
-const fn device_attribute(
-    name: &'static core::ffi::CStr,
-    show: unsafe extern "C" fn(*mut bindings::device, *mut bindings::device_attribute, *mut c_char) -> isize,
-) -> bindings::device_attribute {
-    // SAFETY: all zeroes is a valid `device_attribute`: no callbacks.
-    let mut attr: bindings::device_attribute = unsafe { core::mem::zeroed() };
-    attr.attr = read_only(name);
-    attr.show = Some(show);
-    attr
+/// A read-only attribute of devices owned by `O`s (`DEVICE_ATTR_RO`).
+pub(crate) struct DeviceAttribute<O>(Table<bindings::device_attribute>, PhantomData<fn(&O)>);
+
+impl<O: 'static> DeviceAttribute<O> {
+    pub(crate) const fn new<A: ShowDevice<O>>(name: &'static CStr) -> Self {
+        // SAFETY: all zeroes is a valid `device_attribute`: no callbacks.
+        let mut attr: bindings::device_attribute = unsafe { core::mem::zeroed() };
+        attr.attr = read_only(name);
+        attr.show = Some(show_device::<O, A>);
+        Self(Table(UnsafeCell::new(attr)), PhantomData)
+    }
+
+    /// The attribute, for a group of devices owned by `O`s.
+    pub(crate) const fn attribute(&'static self) -> Attribute<O> {
+        Attribute(self.0.get().cast(), PhantomData)
+    }
 }
 
-const fn group(attrs: *mut *mut bindings::attribute) -> bindings::attribute_group {
-    // SAFETY: all zeroes is a valid `attribute_group`.
-    let mut group: bindings::attribute_group = unsafe { core::mem::zeroed() };
-    group.attrs = attrs;
-    group
+/// A `'static` attribute whose callbacks take devices owned by `O`s (`()`
+/// for class attributes).
+#[derive(Clone, Copy)]
+pub(crate) struct Attribute<O>(*mut bindings::attribute, PhantomData<fn(&O)>);
+
+/// A null-terminated array of `N` attributes, a group of them, and the
+/// null-terminated list of that one group: what `class.class_groups` and
+/// `class.dev_groups` point to. Made by [`attribute_groups!`].
+#[repr(C)]
+pub(crate) struct AttributeArray<const N: usize> {
+    attrs: [*mut bindings::attribute; N],
+    end: *mut bindings::attribute,
 }
 
-static ABI_VERSION: Table<bindings::class_attribute> =
-    Table(UnsafeCell::new(class_attribute(c"abi_version", abi_version_show)));
-static CLASS_ATTRS: Table<[*mut bindings::attribute; 2]> =
-    Table(UnsafeCell::new([ABI_VERSION.get().cast(), ptr::null_mut()]));
-static CLASS_GROUP: Table<bindings::attribute_group> = Table(UnsafeCell::new(group(CLASS_ATTRS.get().cast())));
-static CLASS_GROUPS: Table<[*const bindings::attribute_group; 2]> =
-    Table(UnsafeCell::new([CLASS_GROUP.get(), ptr::null()]));
+// SAFETY: pointers to `'static` tables that nothing writes.
+unsafe impl<const N: usize> Sync for AttributeArray<N> {}
 
-static IBDEV: Table<bindings::device_attribute> = Table(UnsafeCell::new(device_attribute(c"ibdev", ibdev_show)));
-static PORT: Table<bindings::device_attribute> = Table(UnsafeCell::new(device_attribute(c"port", port_show)));
-static DEV_ATTRS: Table<[*mut bindings::attribute; 3]> =
-    Table(UnsafeCell::new([IBDEV.get().cast(), PORT.get().cast(), ptr::null_mut()]));
-static DEV_GROUP: Table<bindings::attribute_group> = Table(UnsafeCell::new(group(DEV_ATTRS.get().cast())));
-static DEV_GROUPS: Table<[*const bindings::attribute_group; 2]> =
-    Table(UnsafeCell::new([DEV_GROUP.get(), ptr::null()]));
-
-const fn umad_class() -> bindings::class {
-    // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
-    let mut class: bindings::class = unsafe { core::mem::zeroed() };
-    class.name = c"infiniband_mad".as_ptr().cast();
-    class.devnode = Some(devnode);
-    class.class_groups = CLASS_GROUPS.get().cast();
-    class.dev_groups = DEV_GROUPS.get().cast();
-    class
+impl<const N: usize> AttributeArray<N> {
+    pub(crate) const fn new<O>(attrs: [Attribute<O>; N]) -> Self {
+        let mut raw = [ptr::null_mut(); N];
+        let mut i = 0;
+        while i < N {
+            raw[i] = attrs[i].0;
+            i += 1;
+        }
+        Self {
+            attrs: raw,
+            end: ptr::null_mut(),
+        }
+    }
 }
 
-/// `infiniband_mad`; every device in it is a node of a [`Port`].
-pub(crate) static UMAD_CLASS: Class = Class::new(umad_class());
+/// The group list of [`attribute_groups!`], typed by the devices its
+/// callbacks take.
+pub(crate) struct Groups<O>(
+    Table<[*const bindings::attribute_group; 2]>,
+    PhantomData<fn(&O)>,
+);
 
-/// `class.devnode`: `/dev/infiniband/<name>`, default mode.
+impl<O> Groups<O> {
+    #[doc(hidden)]
+    pub(crate) const fn new(group: &'static GroupTable) -> Self {
+        Self(
+            Table(UnsafeCell::new([group.0.get(), ptr::null()])),
+            PhantomData,
+        )
+    }
+
+    pub(super) const fn as_raw(&'static self) -> *mut *const bindings::attribute_group {
+        self.0.get().cast()
+    }
+}
+
+/// One `struct attribute_group`.
+#[doc(hidden)]
+pub(crate) struct GroupTable(Table<bindings::attribute_group>);
+
+impl GroupTable {
+    pub(crate) const fn new<const N: usize>(attrs: &'static AttributeArray<N>) -> Self {
+        // SAFETY: all zeroes is a valid `attribute_group`.
+        let mut group: bindings::attribute_group = unsafe { core::mem::zeroed() };
+        let attrs: *const AttributeArray<N> = attrs;
+        group.attrs = attrs.cast_mut().cast();
+        Self(Table(UnsafeCell::new(group)))
+    }
+}
+
+/// `static $name: Groups<$owner>`: one group of the given attributes.
+macro_rules! attribute_groups {
+    ($vis:vis static $name:ident: Groups<$owner:ty> = [$($attr:expr),+ $(,)?];) => {
+        $vis static $name: $crate::glue::sysfs::Groups<$owner> = {
+            const N: usize = [$(stringify!($attr)),+].len();
+            static ATTRS: $crate::glue::sysfs::AttributeArray<N> =
+                $crate::glue::sysfs::AttributeArray::new::<$owner>([$($attr.attribute()),+]);
+            static GROUP: $crate::glue::sysfs::GroupTable =
+                $crate::glue::sysfs::GroupTable::new(&ATTRS);
+            $crate::glue::sysfs::Groups::new(&GROUP)
+        };
+    };
+}
+pub(crate) use attribute_groups;
+
+/// Where a class's device files go: `/dev/<DIR>/<device name>`.
+pub(crate) trait DevnodeDir: 'static {
+    const DIR: &'static CStr;
+}
+
+/// The `devnode` callback of a class whose files go under `D::DIR`.
+pub(super) const fn devnode_callback<D: DevnodeDir>(
+) -> unsafe extern "C" fn(*const bindings::device, *mut u16) -> *mut c_char {
+    devnode::<D>
+}
+
+/// `class.devnode`: `/dev/<D::DIR>/<name>`, default mode.
 ///
 /// # Safety
 ///
-/// `dev` is a valid, named device of this class.
-unsafe extern "C" fn devnode(dev: *const bindings::device, _mode: *mut u16) -> *mut c_char {
+/// `dev` is a valid, named device.
+unsafe extern "C" fn devnode<D: DevnodeDir>(
+    dev: *const bindings::device,
+    _mode: *mut u16,
+) -> *mut c_char {
     // SAFETY: the driver core passes a valid, named device; the format
-    // takes one C string.
+    // takes two C strings.
     unsafe {
         bindings::kasprintf(
             kernel::bindings::GFP_KERNEL,
-            c"infiniband/%s".as_ptr().cast(),
+            c"%s/%s".as_ptr().cast(),
+            D::DIR.as_char_ptr(),
             bindings::ib_umad_rs_device_name(dev),
         )
     }
 }
 
-/// `abi_version`'s show callback.
+/// A `show` callback's return: the length written, or a negative errno.
+fn shown(page: Page<'_>, result: Result) -> isize {
+    let written = result.map(|()| page.len).unwrap_or_else(|e| e.to_errno());
+    // CAST: an int, widened.
+    written as isize
+}
+
+/// `class_attribute.show` of `A`.
 ///
 /// # Safety
 ///
 /// `buf` is the page sysfs gives a show callback.
-unsafe extern "C" fn abi_version_show(
+unsafe extern "C" fn show_class<A: ShowClass>(
     _class: *const bindings::class,
     _attr: *const bindings::class_attribute,
     buf: *mut c_char,
 ) -> isize {
-    // SAFETY: `buf` is the page sysfs gives a show callback.
-    unsafe { bindings::sysfs_emit(buf, c"%u\n".as_ptr().cast(), uapi::ABI_VERSION as c_uint) as isize }
+    // INVARIANT: sysfs's page, nothing written yet.
+    let mut page = Page {
+        buf,
+        len: 0,
+        _buf: PhantomData,
+    };
+    let result = A::show(&mut page);
+    shown(page, result)
 }
 
-/// `ibdev`'s show callback.
+/// `device_attribute.show` of `A` for a device owned by an `O`.
 ///
 /// # Safety
 ///
-/// `dev` is a device of this class, alive during the call (sysfs holds an
-/// active reference on the attribute, and `device_del` drains it); `buf` is
-/// the page sysfs gives a show callback.
-unsafe extern "C" fn ibdev_show(
+/// `dev` is the device of a node added for an `O` (the attribute is in a
+/// [`Groups<O>`], which only a `Class<O>` takes, whose devices are such
+/// nodes), alive during the call: sysfs holds an active reference on the
+/// attribute, and `device_del` drains it. `buf` is sysfs's page.
+unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(
     dev: *mut bindings::device,
     _attr: *mut bindings::device_attribute,
     buf: *mut c_char,
 ) -> isize {
-    // SAFETY: every device of the class belongs to a node of a `Port`.
-    let port = unsafe { crate::chardev::owner_of_device::<Port>(dev) };
-    match port.ib_device_name() {
-        // SAFETY: `buf` is the page sysfs gives; one C string argument.
-        Some(name) => unsafe {
-            bindings::sysfs_emit(buf, c"%s\n".as_ptr().cast(), name.as_cstr().as_char_ptr()) as isize
-        },
-        None => kernel::error::code::ENODEV.to_errno() as isize,
-    }
-}
-
-/// `port`'s show callback.
-///
-/// # Safety
-///
-/// As for [`ibdev_show`].
-unsafe extern "C" fn port_show(
-    dev: *mut bindings::device,
-    _attr: *mut bindings::device_attribute,
-    buf: *mut c_char,
-) -> isize {
-    // SAFETY: every device of the class belongs to a node of a `Port`.
-    let port = unsafe { crate::chardev::owner_of_device::<Port>(dev) };
-    // SAFETY: `buf` is the page sysfs gives; one unsigned argument.
-    unsafe { bindings::sysfs_emit(buf, c"%u\n".as_ptr().cast(), port.number as c_uint) as isize }
+    // SAFETY: as the caller promises.
+    let owner = unsafe { owner_of_device::<O>(dev) };
+    // INVARIANT: sysfs's page, nothing written yet.
+    let mut page = Page {
+        buf,
+        len: 0,
+        _buf: PhantomData,
+    };
+    let result = A::show(&owner, &mut page);
+    shown(page, result)
 }

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
-//! `ib_umad_read_send`), which 6.12's Rust cannot declare: they are defined
-//! in C (`include/ib_umad_rs/trace.h`) and fired through the shim. An event
+//! `ib_umad_read_send`), defined in C (`ib_umad_rs_trace.h`, with
+//! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim. An event
 //! that nobody enabled costs a call and a static branch.
+//!
+//! Upstream counterpart: `kernel::tracepoint::declare_trace!` (6.13+,
+//! `rust/kernel/tracepoint.rs`), which calls a C-declared tracepoint's
+//! `static_key` check inline; it would replace the shim's calls.
 
-use crate::{bindings, mad::MAD_HDR_SIZE, uapi::UserMadHdr};
+use super::bindings;
+use crate::rules::{mad::MAD_HDR_SIZE, uapi::UserMadHdr};
 
 /// Which event.
 #[derive(Clone, Copy)]
@@ -34,7 +39,9 @@ pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
     let len = mad.len().min(MAD_HDR_SIZE);
     // SAFETY: `mad_hdr` is `MAD_HDR_SIZE` bytes, at least `len`; a copy
     // keeps the 8-byte alignment of its `tid` that a byte slice lacks.
-    unsafe { core::ptr::copy_nonoverlapping(mad.as_ptr(), (&mut mad_hdr as *mut bindings::ib_mad_hdr).cast(), len) };
+    unsafe {
+        core::ptr::copy_nonoverlapping(mad.as_ptr(), core::ptr::from_mut(&mut mad_hdr).cast(), len)
+    };
     let fire = match event {
         Event::Write => bindings::ib_umad_rs_trace_write,
         Event::ReadRecv => bindings::ib_umad_rs_trace_read_recv,
@@ -46,7 +53,7 @@ pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
         fire(
             origin.device_index,
             origin.port,
-            (hdr as *const UserMadHdr).cast(),
+            core::ptr::from_ref(hdr).cast(),
             &mad_hdr,
         )
     };

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers over the IB core's client interface (`include/rdma/ib_verbs.h`).
+//! IB clients (`struct ib_client`, `include/rdma/ib_verbs.h`): a static
+//! description, a guard that unregisters on drop, and trait callbacks
+//! reached through generic `extern "C"` trampolines, shaped like mainline's
+//! registration abstractions.
 //!
-//! 6.12's `kernel` crate has no InfiniBand abstractions. These are shaped
-//! like mainline's registration abstractions (a static description, a guard
-//! that unregisters on drop, trait callbacks reached through generic
-//! `extern "C"` trampolines) so that they can move out of the module when
-//! the kernel grows them.
+//! Upstream counterpart: none yet; a future `rust/kernel/infiniband/client.rs`
+//! would replace this file.
 
-use crate::bindings;
+use super::Device;
+use crate::glue::{bindings, chrdev::Node};
 use core::{
     marker::PhantomData,
-    ops::RangeInclusive,
-    ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 use kernel::{
@@ -22,140 +21,6 @@ use kernel::{
     str::CStr,
     types::{ForeignOwnable, Opaque},
 };
-
-/// An IB device, borrowed for the duration of a client's `add` callback.
-///
-/// # Invariants
-///
-/// The device is registered with the IB core for as long as a `&Device`
-/// exists.
-#[repr(transparent)]
-pub(crate) struct Device(Opaque<bindings::ib_device>);
-
-impl Device {
-    /// # Safety
-    ///
-    /// `ptr` points to a registered `ib_device` that stays registered
-    /// during `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
-        // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
-        // caller guarantees the pointee outlives `'a`.
-        unsafe { &*ptr.cast() }
-    }
-
-    fn as_raw(&self) -> *mut bindings::ib_device {
-        self.0.get()
-    }
-
-    /// The device's port numbers: port 0 alone on a switch, `1..=N` otherwise.
-    pub(crate) fn ports(&self) -> RangeInclusive<u32> {
-        // SAFETY: the device is valid by the type invariants.
-        let (first, last) = unsafe {
-            (
-                bindings::ib_umad_rs_start_port(self.as_raw()),
-                bindings::ib_umad_rs_end_port(self.as_raw()),
-            )
-        };
-        first..=last
-    }
-
-    /// A handle on the device that outlives this callback.
-    ///
-    /// # Safety
-    ///
-    /// The caller stops using the handle (revokes it) before the client's
-    /// `remove` for this device returns.
-    pub(crate) unsafe fn handle(&self) -> DeviceHandle {
-        // INVARIANT: the caller revokes the handle in time.
-        // SAFETY: `self` is a valid device, so the pointer is not null.
-        DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
-    }
-
-    /// The device's index, which tracepoints report; fixed for its life.
-    pub(crate) fn index(&self) -> u32 {
-        // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_device_index(self.as_raw()) }
-    }
-
-    /// The device's parent, under which its umad nodes sit in sysfs.
-    pub(crate) fn parent(&self) -> *mut bindings::device {
-        // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_dev_parent(self.as_raw()) }
-    }
-
-    /// Whether `port` speaks MADs (`rdma_cap_ib_mad`).
-    pub(crate) fn has_mad(&self, port: u32) -> bool {
-        // SAFETY: the device is valid by the type invariants; the helper only
-        // indexes `port_data`, so `port` must be one of the device's ports.
-        self.ports().contains(&port) && unsafe { bindings::ib_umad_rs_cap_ib_mad(self.as_raw(), port) }
-    }
-
-    /// Whether `port` has a subnet management interface (`rdma_cap_ib_smi`).
-    pub(crate) fn has_smi(&self, port: u32) -> bool {
-        // SAFETY: as in `has_mad`.
-        self.ports().contains(&port) && unsafe { bindings::ib_umad_rs_cap_ib_smi(self.as_raw(), port) }
-    }
-}
-
-/// An IB device as a client holds it between `add` and `remove`.
-///
-/// # Invariants
-///
-/// The device is valid until the `remove` callback of the client that
-/// made the handle returns; the client drops or stops using the handle
-/// before then.
-pub(crate) struct DeviceHandle(NonNull<bindings::ib_device>);
-
-// SAFETY: the IB core's device functions may be called from any thread.
-unsafe impl Send for DeviceHandle {}
-// SAFETY: as above; the handle itself is immutable.
-unsafe impl Sync for DeviceHandle {}
-
-impl DeviceHandle {
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.0.as_ptr()
-    }
-
-    /// The device's current name, copied: a rename may run concurrently.
-    pub(crate) fn name(&self) -> DeviceName {
-        let mut name = DeviceName([0; bindings::IB_DEVICE_NAME_MAX as usize]);
-        // SAFETY: the device is valid by the type invariants; the shim
-        // copies at most `len` bytes, NUL-terminated.
-        unsafe {
-            bindings::ib_umad_rs_copy_name(self.as_raw(), name.0.as_mut_ptr(), name.0.len())
-        };
-        name
-    }
-
-    /// Whether the calling task's network namespace may use the device
-    /// (`rdma_dev_access_netns`).
-    pub(crate) fn accessible_from_current_netns(&self) -> bool {
-        // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_access_netns(self.as_raw()) }
-    }
-
-    /// Sets and clears bits of a port's capability mask (`ib_modify_port`).
-    pub(crate) fn modify_port_capabilities(&self, port: u32, set: u32, clear: u32) -> Result {
-        let mut modify = bindings::ib_port_modify {
-            set_port_cap_mask: set,
-            clr_port_cap_mask: clear,
-            init_type: 0,
-        };
-        // SAFETY: the device is valid by the type invariants; `modify`
-        // lives across the call.
-        to_result(unsafe { bindings::ib_modify_port(self.as_raw(), port, 0, &mut modify) })
-    }
-}
-
-/// An IB device name, NUL-terminated.
-pub(crate) struct DeviceName([u8; bindings::IB_DEVICE_NAME_MAX as usize]);
-
-impl DeviceName {
-    pub(crate) fn as_cstr(&self) -> &CStr {
-        // SAFETY: the shim always NUL-terminates within the array.
-        unsafe { CStr::from_char_ptr(self.0.as_ptr()) }
-    }
-}
 
 /// The callbacks of an IB client.
 pub(crate) trait ClientOps: Sized + 'static {
@@ -177,15 +42,33 @@ pub(crate) trait ClientOps: Sized + 'static {
 
     /// Which character device serves `port` (`RDMA_NLDEV_CMD_GET_CHARDEV`).
     /// Runs while `add` has succeeded and `remove` has not started.
-    fn chardev(data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>, port: u32) -> Result<Chardev>;
+    fn chardev(
+        data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>,
+        port: u32,
+    ) -> Result<Chardev>;
 }
 
 /// A character device that serves a client on a port, for netlink.
+///
+/// # Invariants
+///
+/// `device` is the device of a node that the client data the answer was
+/// made from holds: valid while that data is, which is until the netlink
+/// callback returns (the IB core takes its own reference before then).
 pub(crate) struct Chardev {
-    /// Its `struct device`; the IB core takes a reference before using it.
-    pub(crate) device: *mut bindings::device,
-    /// The ABI version of its interface.
-    pub(crate) abi: u32,
+    device: *mut bindings::device,
+    abi: u32,
+}
+
+impl Chardev {
+    /// The answer for `node`, whose interface has ABI version `abi`.
+    pub(crate) fn new(node: &Node, abi: u32) -> Self {
+        // INVARIANT: `node` is borrowed from the client data.
+        Self {
+            device: node.device(),
+            abi,
+        }
+    }
 }
 
 /// A `struct ib_client`, meant to be a `static` like its C counterparts.
@@ -223,7 +106,10 @@ impl<T: ClientOps> Client<T> {
     /// Registers the client: `add` runs now for every registered device and
     /// later for every new one, until the returned guard is dropped. The
     /// callbacks see `context`.
-    pub(crate) fn register(&'static self, context: Pin<KBox<T::Context>>) -> Result<Registration<T>> {
+    pub(crate) fn register(
+        &'static self,
+        context: Pin<KBox<T::Context>>,
+    ) -> Result<Registration<T>> {
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
@@ -287,7 +173,10 @@ pub(crate) struct Registration<T: ClientOps> {
 impl<T: ClientOps> Registration<T> {
     /// Frees the context and lets the client be registered again.
     fn release_context(&self) {
-        let context = self.client.context.swap(core::ptr::null_mut(), Ordering::AcqRel);
+        let context = self
+            .client
+            .context
+            .swap(core::ptr::null_mut(), Ordering::AcqRel);
         // SAFETY: `context` came from `KBox::into_raw` in `register`, and no
         // callback can run any more.
         drop(unsafe { KBox::from_raw(context) });
@@ -319,9 +208,7 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
         let data = T::add(context, device)?.into_foreign();
         // SAFETY: the client is registered (the core is calling it) and the
         // device is valid; `remove_callback` takes the data back.
-        unsafe {
-            bindings::ib_set_client_data(ibdev, T::client().raw.get(), data.cast_mut())
-        };
+        unsafe { bindings::ib_set_client_data(ibdev, T::client().raw.get(), data.cast_mut()) };
         Ok(0)
     })
 }

@@ -11,8 +11,8 @@
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
 //! owns; dropping it gives its buffers back.
 
-use crate::{bindings, ib::DeviceHandle};
-use core::{marker::PhantomData, ptr::NonNull};
+use crate::{glue::bindings, infiniband::DeviceHandle};
+use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 use kernel::{
     error::{from_err_ptr, to_result},
     ffi::c_void,
@@ -56,12 +56,22 @@ pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
 
     /// A MAD arrived for `agent`: unsolicited, or a response to one of its
     /// requests. `completion` describes it, only during this call.
-    fn received(this: ArcBorrow<'_, Self>, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>);
+    fn received(
+        this: ArcBorrow<'_, Self>,
+        agent: AgentId,
+        mad: ReceivedMad,
+        completion: &RecvCompletion<'_>,
+    );
 
     /// A send of `agent` completed; `timed_out` if it was a request whose
     /// response did not come in time (`IB_WC_RESP_TIMEOUT_ERR`). The MAD
     /// and its address handle are freed already.
-    fn send_done(this: ArcBorrow<'_, Self>, agent: AgentId, context: Self::SendContext, timed_out: bool);
+    fn send_done(
+        this: ArcBorrow<'_, Self>,
+        agent: AgentId,
+        context: Self::SendContext,
+        timed_out: bool,
+    );
 }
 
 /// Which agent a callback is about: comparable, not usable.
@@ -78,12 +88,13 @@ unsafe impl Sync for AgentId {}
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is `handler`'s pointer, and
-/// its device stays registered until the agent is dropped.
+/// `raw` is a registered agent whose context is `handler`, a reference
+/// made by `Arc::into_raw` that the agent owns, and its device stays
+/// registered until the agent is dropped.
 pub(crate) struct Agent<H: MadHandler> {
     raw: NonNull<bindings::ib_mad_agent>,
     /// The callbacks' context: kept alive, not used from here.
-    _handler: Arc<H>,
+    handler: *const H,
 }
 
 // SAFETY: the MAD layer's functions may be called from any task.
@@ -119,9 +130,12 @@ impl<H: MadHandler> Agent<H> {
                 let bits = core::mem::size_of::<kernel::ffi::c_ulong>() * 8;
                 for (i, word) in raw_request.method_mask.iter_mut().enumerate() {
                     let (which, shift) = ((i * bits) / 64, (i * bits) % 64);
-                    *word = (req.method_mask[which] >> shift) as kernel::ffi::c_ulong;
+                    // CAST: truncation intended: a 32-bit word takes its 32 bits.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let bits = (req.method_mask[which] >> shift) as kernel::ffi::c_ulong;
+                    *word = bits;
                 }
-                &mut raw_request as *mut _
+                core::ptr::from_mut(&mut raw_request)
             }
             None => core::ptr::null_mut(),
         };
@@ -129,6 +143,7 @@ impl<H: MadHandler> Agent<H> {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
+        let handler = Arc::into_raw(handler);
         // SAFETY: the device is registered (the handle says so); the
         // request lives across the call; the handlers are this type's,
         // and the context stays valid as long as the agent holds `handler`.
@@ -141,13 +156,20 @@ impl<H: MadHandler> Agent<H> {
                 rmpp_version,
                 Some(send_callback::<H>),
                 Some(recv_callback::<H>),
-                (&*handler as *const H).cast_mut().cast(),
+                handler.cast_mut().cast(),
                 flags,
             )
         };
-        let raw = from_err_ptr(raw)?;
-        // INVARIANT: registered just now; the caller keeps the device.
-        Ok(Self { raw: NonNull::new(raw).ok_or(EINVAL)?, _handler: handler })
+        match from_err_ptr(raw).map(NonNull::new) {
+            // INVARIANT: registered just now, with `handler` as its
+            // context; the caller keeps the device.
+            Ok(Some(raw)) => Ok(Self { raw, handler }),
+            failed => {
+                // SAFETY: not registered, so nothing else has the reference.
+                drop(unsafe { Arc::from_raw(handler) });
+                Err(failed.err().unwrap_or(EINVAL))
+            }
+        }
     }
 
     pub(crate) fn id(&self) -> AgentId {
@@ -183,7 +205,14 @@ impl<H: MadHandler> Agent<H> {
         // SAFETY: the agent's device is registered; `attr` is valid and the
         // setters only write it.
         unsafe {
-            bindings::ib_umad_rs_ah_init(&mut attr, agent.device, port, to.dlid.into(), to.sl, to.path_bits);
+            bindings::ib_umad_rs_ah_init(
+                &mut attr,
+                agent.device,
+                port,
+                to.dlid.into(),
+                to.sl,
+                to.path_bits,
+            );
             if let Some(grh) = &to.grh {
                 bindings::ib_umad_rs_ah_set_grh(
                     &mut attr,
@@ -205,7 +234,10 @@ impl<H: MadHandler> Agent<H> {
             )
         };
         let ah = from_err_ptr(ah)?;
-        Ok(AddressHandle { raw: NonNull::new(ah).ok_or(EINVAL)?, _agent: PhantomData })
+        Ok(AddressHandle {
+            raw: NonNull::new(ah).ok_or(EINVAL)?,
+            _agent: PhantomData,
+        })
     }
 
     /// A MAD to send to `ah` (`ib_create_send_mad`): `hdr_len` header bytes
@@ -238,7 +270,12 @@ impl<H: MadHandler> Agent<H> {
             )
         };
         let raw = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
-        Ok(SendMad { raw, ah, rmpp_active, _agent: PhantomData })
+        Ok(SendMad {
+            raw,
+            ah,
+            rmpp_active,
+            _agent: PhantomData,
+        })
     }
 }
 
@@ -247,8 +284,11 @@ impl<H: MadHandler> Drop for Agent<H> {
         // SAFETY: registered by the type invariants, and the device is still
         // registered (the caller of `register` promised). This waits for
         // running callbacks and completes every outstanding send (through
-        // `send_callback`) before returning, so `_handler` may go after it.
+        // `send_callback`) before returning, so `handler` may go after it.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
+        // SAFETY: the agent's reference (the type invariants), no longer
+        // used by the MAD layer.
+        drop(unsafe { Arc::from_raw(self.handler) });
     }
 }
 
@@ -309,30 +349,42 @@ impl<H: MadHandler> SendMad<'_, H> {
     /// RMPP its data too.
     pub(crate) fn mad(&mut self) -> &mut [u8] {
         let buf = self.buf();
-        let len = if self.rmpp_active { buf.hdr_len } else { buf.hdr_len + buf.data_len };
+        let len = if self.rmpp_active {
+            buf.hdr_len
+        } else {
+            buf.hdr_len + buf.data_len
+        };
+        let len = usize::try_from(len).unwrap_or(0);
         // SAFETY: `ib_create_send_mad` allocated `hdr_len` bytes for an
         // RMPP send and a whole MAD (at least `hdr_len + data_len`, which
         // it checked) otherwise; `&mut self` makes this the only view.
-        unsafe { core::slice::from_raw_parts_mut(buf.mad.cast::<u8>(), len as usize) }
+        unsafe { core::slice::from_raw_parts_mut(buf.mad.cast::<u8>(), len) }
     }
 
     /// Data bytes of each RMPP segment.
     pub(crate) fn segment_size(&self) -> usize {
-        self.buf().seg_size as usize
+        usize::try_from(self.buf().seg_size).unwrap_or(0)
     }
 
-    /// Data segment `number` (from 1) of a kernel-RMPP send.
-    pub(crate) fn segment(&mut self, number: usize) -> Option<&mut [u8]> {
+    /// Data segment `number` (from 1) of a kernel-RMPP send, to be filled:
+    /// the MAD layer leaves it uninitialised (but for the last one's pad).
+    pub(crate) fn segment(&mut self, number: usize) -> Option<&mut [MaybeUninit<u8>]> {
         let buf = self.buf();
-        if !self.rmpp_active || number == 0 || number > buf.seg_count as usize {
+        let count = usize::try_from(buf.seg_count).ok()?;
+        let size = usize::try_from(buf.seg_size).ok()?;
+        if !self.rmpp_active || number == 0 || number > count {
             return None;
         }
-        let size = buf.seg_size as usize;
-        // SAFETY: the send is ours and `number` is one of its segments,
-        // each `seg_size` bytes long.
+        let index = i32::try_from(number).ok()?;
+        // SAFETY: the send is ours and `index` is one of its segments, each
+        // `seg_size` bytes long; `&mut self` makes this the only view, and
+        // `MaybeUninit` lets it be uninitialised.
         unsafe {
-            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), number as i32);
-            Some(core::slice::from_raw_parts_mut(data.cast::<u8>(), size))
+            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), index);
+            Some(core::slice::from_raw_parts_mut(
+                data.cast::<MaybeUninit<u8>>(),
+                size,
+            ))
         }
     }
 
@@ -340,14 +392,20 @@ impl<H: MadHandler> SendMad<'_, H> {
     pub(crate) fn set_timeout(&mut self, timeout_ms: u32, retries: u32) {
         // SAFETY: the send is ours until posted.
         let buf = unsafe { self.raw.as_mut() };
-        buf.timeout_ms = timeout_ms as i32;
-        buf.retries = retries as i32;
+        // CAST: wrapping intended, as ib_umad stores them.
+        #[allow(clippy::cast_possible_wrap)]
+        let (timeout_ms, retries) = (timeout_ms as i32, retries as i32);
+        buf.timeout_ms = timeout_ms;
+        buf.retries = retries;
     }
 
     /// Posts the MAD (`ib_post_send_mad`). When it completes, the handler's
     /// `send_done` gets `context` back. On failure the MAD is freed and
     /// `context` returned with the error.
-    pub(crate) fn post(self, context: H::SendContext) -> core::result::Result<(), (Error, H::SendContext)> {
+    pub(crate) fn post(
+        self,
+        context: H::SendContext,
+    ) -> core::result::Result<(), (Error, H::SendContext)> {
         let raw = self.raw.as_ptr();
         let context = context.into_raw();
         // SAFETY: the send is ours; the MAD layer takes it, the address
@@ -397,7 +455,7 @@ impl ReceivedMad {
 
     /// The message's length: all segments' data plus the first header.
     pub(crate) fn len(&self) -> usize {
-        self.wc().mad_len as usize
+        usize::try_from(self.wc().mad_len).unwrap_or(0)
     }
 
     /// The size of each segment's MAD buffer.
@@ -472,7 +530,7 @@ impl RecvCompletion<'_> {
     }
 
     pub(crate) fn has_grh(&self) -> bool {
-        self.wc.wc_flags & bindings::ib_wc_flags_IB_WC_GRH as i32 != 0
+        i32::try_from(bindings::ib_wc_flags_IB_WC_GRH).is_ok_and(|grh| self.wc.wc_flags & grh != 0)
     }
 
     /// The route back to the sender, from the GRH it came with
@@ -520,16 +578,22 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     _send_buf: *mut bindings::ib_mad_send_buf,
     recv_wc: *mut bindings::ib_mad_recv_wc,
 ) {
-    // SAFETY: the context is the handler the `Agent` holds, alive while
-    // the agent is registered, which it is during its callbacks.
+    // SAFETY: the context is the handler reference the `Agent` owns (from
+    // `Arc::into_raw`), alive while the agent is registered, which it is
+    // during its callbacks.
     let handler = unsafe { ArcBorrow::<H>::from_raw((*agent).context.cast()) };
     // SAFETY: the work completion and GRH belong to the receive and are
     // valid during this call (the work completion may not be after it).
     let completion = unsafe {
-        RecvCompletion { agent: NonNull::new_unchecked(agent), wc: &*(*recv_wc).wc, grh: (*recv_wc).recv_buf.grh }
+        RecvCompletion {
+            agent: NonNull::new_unchecked(agent),
+            wc: &*(*recv_wc).wc,
+            grh: (*recv_wc).recv_buf.grh,
+        }
     };
     // SAFETY: the receive is ours to free, and is not null.
-    let mad = ReceivedMad { raw: unsafe { NonNull::new_unchecked(recv_wc) } };
+    let raw = unsafe { NonNull::new_unchecked(recv_wc) };
+    let mad = ReceivedMad { raw };
     H::received(handler, AgentId(agent), mad, &completion);
 }
 
@@ -551,7 +615,10 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
         let buf = (*send_wc).send_buf;
         let timed_out = (*send_wc).status == bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR;
         let context = H::SendContext::from_raw((*buf).context[0]);
-        let ah = AddressHandle { raw: NonNull::new_unchecked((*buf).ah), _agent: PhantomData };
+        let ah = AddressHandle {
+            raw: NonNull::new_unchecked((*buf).ah),
+            _agent: PhantomData,
+        };
         bindings::ib_free_send_mad(buf);
         drop(ah);
         (timed_out, context)

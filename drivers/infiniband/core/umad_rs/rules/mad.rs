@@ -9,7 +9,7 @@
 //! The numbers are `include/rdma/ib_mad.h`'s; the rules are ib_umad's
 //! (`drivers/infiniband/core/user_mad.c`) and the MAD layer's (`mad.c`).
 
-use crate::uapi::UserMadHdr;
+use crate::rules::uapi::UserMadHdr;
 
 /// `IB_MGMT_MAD_HDR`: the common MAD header.
 pub(crate) const MAD_HDR_SIZE: usize = 24;
@@ -127,7 +127,12 @@ impl SendLayout {
     /// header and a MAD starting `mad`, for an agent with (`kernel_rmpp`)
     /// or without kernel RMPP. `None` when `count` is too short for the
     /// class's header (EINVAL: CVE-2026-23243 was this going negative).
-    pub(crate) fn new(count: usize, hdr_size: usize, mad: &MadStart, kernel_rmpp: bool) -> Option<Self> {
+    pub(crate) fn new(
+        count: usize,
+        hdr_size: usize,
+        mad: &MadStart,
+        kernel_rmpp: bool,
+    ) -> Option<Self> {
         let class = mad.hdr().mgmt_class();
         let hdr_len = data_offset(class);
         let (copy_offset, rmpp_active) = if is_rmpp_class(class) && kernel_rmpp {
@@ -136,13 +141,21 @@ impl SendLayout {
             (MAD_HDR_SIZE, false)
         };
         let data_len = count.checked_sub(hdr_size + hdr_len)?;
-        Some(Self { hdr_len, data_len, rmpp_active, copy_offset })
+        Some(Self {
+            hdr_len,
+            data_len,
+            rmpp_active,
+            copy_offset,
+        })
     }
 
     /// For a kernel-RMPP send: where each data segment comes from, as
     /// (segment number from 1, offset in the user's MAD, length), for
     /// segments of `seg_size` bytes.
-    pub(crate) fn rmpp_segments(&self, seg_size: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    pub(crate) fn rmpp_segments(
+        &self,
+        seg_size: usize,
+    ) -> impl Iterator<Item = (usize, usize, usize)> {
         let (hdr_len, data_len) = (self.hdr_len, self.data_len);
         (0..data_len.div_ceil(seg_size.max(1))).map(move |i| {
             let start = i * seg_size;
@@ -181,7 +194,10 @@ pub(crate) struct SendKind {
 impl SendKind {
     /// The kind of a send of `mad` behind the umad header `hdr`.
     pub(crate) fn of(hdr: &UserMadHdr, mad: &MadHdr) -> Self {
-        Self { response: mad.is_response(), destination: Destination::of(hdr) }
+        Self {
+            response: mad.is_response(),
+            destination: Destination::of(hdr),
+        }
     }
 
     /// ib_umad's `is_duplicate` for two sends with the same TID and class:
@@ -200,7 +216,10 @@ impl SendKind {
 /// Which of `1 << bits` buckets a TID hashes to (Fibonacci hashing: the
 /// low word userspace counts up and the agent's high word both spread).
 pub(crate) const fn tid_bucket(tid: u64, bits: u32) -> usize {
-    (tid.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
+    // CAST: the hash has `bits` bits, fewer than a `usize` has.
+    #[allow(clippy::cast_possible_truncation)]
+    let bucket = (tid.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize;
+    bucket
 }
 
 /// How a received MAD of `mad_len` bytes, in segments of `seg_size` bytes
@@ -220,13 +239,24 @@ pub(crate) struct RecvLayout {
 
 impl RecvLayout {
     /// `None` if not even the first segment fits (EINVAL).
-    pub(crate) fn new(count: usize, hdr_size: usize, mad_len: usize, seg_size: usize, offset: usize) -> Option<Self> {
+    pub(crate) fn new(
+        count: usize,
+        hdr_size: usize,
+        mad_len: usize,
+        seg_size: usize,
+        offset: usize,
+    ) -> Option<Self> {
         let first = mad_len.min(seg_size);
         if count < hdr_size + first {
             return None;
         }
         let fits = first == mad_len || count >= hdr_size + mad_len;
-        Some(Self { first, fits, mad_len, per_segment: seg_size.saturating_sub(offset) })
+        Some(Self {
+            first,
+            fits,
+            mad_len,
+            per_segment: seg_size.saturating_sub(offset),
+        })
     }
 
     /// The lengths to copy from the second segment on, in order, each from
@@ -242,7 +272,7 @@ impl RecvLayout {
 mod tests {
     extern crate std;
     use super::*;
-    use crate::uapi::{Be16, HdrLayout};
+    use crate::rules::uapi::{Be16, HdrLayout};
     use std::vec::Vec;
 
     fn start(class: u8, method: u8, set: &[(usize, u8)]) -> MadStart {
@@ -291,7 +321,10 @@ mod tests {
         m.set_tid(0x1122_3344_5566_7788);
         m.rewrite_tid(0xdead_beef);
         assert_eq!(m.tid(), 0xdead_beef_5566_7788);
-        assert_eq!(&m.0[8..16], &[0xde, 0xad, 0xbe, 0xef, 0x55, 0x66, 0x77, 0x88]);
+        assert_eq!(
+            &m.0[8..16],
+            &[0xde, 0xad, 0xbe, 0xef, 0x55, 0x66, 0x77, 0x88]
+        );
     }
 
     #[test]
@@ -302,7 +335,10 @@ mod tests {
         assert_eq!(SendLayout::new(new + 55, new, &mad(0x03, 0x01), true), None);
         let sa = SendLayout::new(new + 56, new, &mad(0x03, 0x01), true).unwrap();
         assert_eq!((sa.hdr_len, sa.data_len), (56, 0));
-        assert_eq!(SendLayout::new(new + 63, new, &mad(0x06, 0x01), false), None);
+        assert_eq!(
+            SendLayout::new(new + 63, new, &mad(0x06, 0x01), false),
+            None
+        );
         let old = HdrLayout::Old.size();
         let v = SendLayout::new(old + 256, old, &mad(0x30, 0x01), true).unwrap();
         assert_eq!((v.hdr_len, v.data_len, v.copy_offset), (40, 216, 36));
@@ -342,8 +378,14 @@ mod tests {
     #[test]
     fn duplicates_follow_ib_umad() {
         let to = |lid| Destination::Lid(lid);
-        let req = |d| SendKind { response: false, destination: d };
-        let resp = |d| SendKind { response: true, destination: d };
+        let req = |d| SendKind {
+            response: false,
+            destination: d,
+        };
+        let resp = |d| SendKind {
+            response: true,
+            destination: d,
+        };
         assert!(req(to(1)).clashes_with(&req(to(2))));
         assert!(!req(to(1)).clashes_with(&resp(to(1))));
         assert!(!resp(to(1)).clashes_with(&req(to(1))));
@@ -353,7 +395,10 @@ mod tests {
         assert!(resp(gid).clashes_with(&resp(gid)));
         assert!(!resp(gid).clashes_with(&resp(Destination::Gid([8; 16]))));
         assert!(!resp(gid).clashes_with(&resp(to(0))));
-        let mut hdr = UserMadHdr { lid: Be16::new(9), ..Default::default() };
+        let mut hdr = UserMadHdr {
+            lid: Be16::new(9),
+            ..Default::default()
+        };
         assert_eq!(Destination::of(&hdr), to(9));
         hdr.grh_present = 1;
         hdr.gid = [7; 16];
@@ -371,7 +416,10 @@ mod tests {
             for low in 1000..1000 + 64 * 16 {
                 count[tid_bucket(hi << 32 | low, BITS)] += 1;
             }
-            assert!(count.iter().all(|&n| (8..=24).contains(&n)), "hi {hi:#x}: {count:?}");
+            assert!(
+                count.iter().all(|&n| (8..=24).contains(&n)),
+                "hi {hi:#x}: {count:?}"
+            );
         }
     }
 
@@ -388,7 +436,11 @@ mod tests {
         assert!(RecvLayout::new(hdr + 255, hdr, len, 256, 40).is_none());
         let short = RecvLayout::new(hdr + 256, hdr, len, 256, 40).unwrap();
         assert_eq!((short.first, short.fits), (256, false));
-        assert!(!RecvLayout::new(hdr + len - 1, hdr, len, 256, 40).unwrap().fits);
+        assert!(
+            !RecvLayout::new(hdr + len - 1, hdr, len, 256, 40)
+                .unwrap()
+                .fits
+        );
         let all = RecvLayout::new(hdr + len, hdr, len, 256, 40).unwrap();
         assert!(all.fits);
         assert_eq!(all.more_segments().collect::<Vec<_>>(), [216, 100]);

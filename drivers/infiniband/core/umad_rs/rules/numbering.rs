@@ -83,7 +83,7 @@ impl<const WORDS: usize> IndexAllocator<WORDS> {
             if bit == 64 {
                 continue;
             }
-            let index = i as u32 * 64 + bit;
+            let index = u32::try_from(i).ok()? * 64 + bit;
             if index > max {
                 return None;
             }
@@ -116,7 +116,9 @@ mod tests {
 
     #[test]
     fn fixed_region_numbers() {
-        let r = Regions { dynamic: Devt::new(240, 0) };
+        let r = Regions {
+            dynamic: Devt::new(240, 0),
+        };
         assert_eq!(r.umad(0), Devt::new(231, 0));
         assert_eq!(r.umad(63), Devt::new(231, 63));
         assert_eq!(r.issm(0), Devt::new(231, 64));
@@ -125,7 +127,9 @@ mod tests {
 
     #[test]
     fn dynamic_region_numbers() {
-        let r = Regions { dynamic: Devt::new(240, 0) };
+        let r = Regions {
+            dynamic: Devt::new(240, 0),
+        };
         assert_eq!(r.umad(64), Devt::new(240, 0));
         assert_eq!(r.umad(70), Devt::new(240, 6));
         assert_eq!(r.issm(64), Devt::new(240, 8128));

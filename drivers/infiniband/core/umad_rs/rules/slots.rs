@@ -5,38 +5,52 @@
 //!
 //! Plain `core` Rust, unit-tested on the host.
 
-/// `IB_UMAD_MAX_AGENTS`: agents one file can have.
-pub(crate) const MAX_AGENTS: usize = 32;
+/// `IB_UMAD_MAX_AGENTS`: agents one file can have; ids are below it.
+pub(crate) const MAX_AGENTS: u32 = 32;
 
 /// Up to [`MAX_AGENTS`] values, each under the id it was put at.
 pub(crate) struct Slots<A> {
-    slots: [Option<A>; MAX_AGENTS],
+    slots: [Option<A>; 32],
+}
+
+const _: () = assert!(MAX_AGENTS == 32);
+
+/// The slot of an id; ids past `usize` are past the slots too.
+fn slot(id: u32) -> usize {
+    usize::try_from(id).unwrap_or(usize::MAX)
+}
+
+/// The id of a slot; slots are fewer than [`MAX_AGENTS`].
+fn id(slot: usize) -> u32 {
+    u32::try_from(slot).unwrap_or(u32::MAX)
 }
 
 impl<A> Slots<A> {
     pub(crate) const fn new() -> Self {
-        Self { slots: [const { None }; MAX_AGENTS] }
+        Self {
+            slots: [const { None }; 32],
+        }
     }
 
     /// The lowest free id, if any.
     pub(crate) fn free_id(&self) -> Option<u32> {
-        self.slots.iter().position(Option::is_none).map(|id| id as u32)
+        self.slots.iter().position(Option::is_none).map(id)
     }
 
     /// Puts `value` at `id`, which `free_id` gave.
     pub(crate) fn put(&mut self, id: u32, value: A) {
-        debug_assert!(self.slots[id as usize].is_none());
-        self.slots[id as usize] = Some(value);
+        debug_assert!(self.slots[slot(id)].is_none());
+        self.slots[slot(id)] = Some(value);
     }
 
     /// The value at `id`; `None` for an empty or out-of-range id.
     pub(crate) fn get(&self, id: u32) -> Option<&A> {
-        self.slots.get(id as usize)?.as_ref()
+        self.slots.get(slot(id))?.as_ref()
     }
 
     /// Takes the value at `id` out; `None` for an empty or out-of-range id.
     pub(crate) fn take(&mut self, id: u32) -> Option<A> {
-        self.slots.get_mut(id as usize)?.take()
+        self.slots.get_mut(slot(id))?.take()
     }
 
     /// The id of the first value that `matches`.
@@ -44,7 +58,7 @@ impl<A> Slots<A> {
         self.slots
             .iter()
             .position(|slot| slot.as_ref().is_some_and(&mut matches))
-            .map(|id| id as u32)
+            .map(id)
     }
 }
 
@@ -55,7 +69,7 @@ mod tests {
     #[test]
     fn ids_are_the_lowest_free_and_run_out_at_32() {
         let mut s = Slots::new();
-        for id in 0..MAX_AGENTS as u32 {
+        for id in 0..MAX_AGENTS {
             assert_eq!(s.free_id(), Some(id));
             s.put(id, id * 10);
         }

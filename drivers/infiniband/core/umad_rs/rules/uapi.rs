@@ -79,7 +79,7 @@ impl UserMadHdr {
     pub(crate) fn as_bytes(&self) -> &[u8; size_of::<UserMadHdr>()] {
         // SAFETY: `repr(C)` without padding (asserted above): all 64 bytes
         // are initialised, and `u8` has no alignment to meet.
-        unsafe { &*(self as *const Self).cast() }
+        unsafe { &*core::ptr::from_ref(self).cast() }
     }
 
     /// The header's bytes, to be written as userspace's are read: any
@@ -87,7 +87,7 @@ impl UserMadHdr {
     pub(crate) fn as_bytes_mut(&mut self) -> &mut [u8; size_of::<UserMadHdr>()] {
         // SAFETY: as in `as_bytes`; and every field is an integer or an
         // array of them, so any bytes written make a valid header.
-        unsafe { &mut *(self as *mut Self).cast() }
+        unsafe { &mut *core::ptr::from_mut(self).cast() }
     }
 }
 
@@ -147,7 +147,11 @@ pub(crate) const REG_FLAGS_CAP: u32 = USER_RMPP;
 /// `_IOC()` of `include/uapi/asm-generic/ioctl.h` (x86 uses the generic one).
 const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
     const TYPE: u32 = 0x1b; // IB_IOCTL_MAGIC
-    (dir << 30) | ((size as u32) << 16) | (TYPE << 8) | nr
+    assert!(size < 1 << 14);
+    // CAST: checked above to fit `_IOC`'s 14 bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let size = size as u32;
+    (dir << 30) | (size << 16) | (TYPE << 8) | nr
 }
 const IOC_WRITE: u32 = 1;
 const IOC_READ: u32 = 2;
@@ -304,7 +308,13 @@ mod tests {
         // The old layout's 56 bytes leave `pkey_index` at zero.
         let mut old = UserMadHdr::default();
         old.as_bytes_mut()[..HdrLayout::Old.size()].copy_from_slice(&b[..HdrLayout::Old.size()]);
-        assert_eq!(old, UserMadHdr { pkey_index: 0, ..hdr });
+        assert_eq!(
+            old,
+            UserMadHdr {
+                pkey_index: 0,
+                ..hdr
+            }
+        );
     }
 
     #[test]
@@ -436,7 +446,10 @@ mod tests {
         b[4..12].copy_from_slice(&0x8000_0000_0000_0002u64.to_ne_bytes());
         b[12..20].copy_from_slice(&0x0000_0001_0000_0000u64.to_ne_bytes());
         let r = RegReq::from_bytes(&b);
-        assert_eq!(r.method_mask(false), [0x8000_0000_0000_0002, 0x0000_0001_0000_0000]);
+        assert_eq!(
+            r.method_mask(false),
+            [0x8000_0000_0000_0002, 0x0000_0001_0000_0000]
+        );
     }
 
     #[test]
@@ -452,7 +465,10 @@ mod tests {
         b[32..36].copy_from_slice(&0x0014_0500u32.to_ne_bytes());
         b[36] = 1;
         let r = RegReq2::from_bytes(&b);
-        assert_eq!((r.id, r.qpn, r.mgmt_class, r.mgmt_class_version), (3, 1, 0x30, 1));
+        assert_eq!(
+            (r.id, r.qpn, r.mgmt_class, r.mgmt_class_version),
+            (3, 1, 0x30, 1)
+        );
         assert_eq!(r.flags, USER_RMPP);
         assert_eq!(r.method_mask, [1 << 1, 1 << 3]);
         assert_eq!(r.rmpp_version, 1);
@@ -462,10 +478,17 @@ mod tests {
 
     #[test]
     fn reg_req2_rejects_a_wide_oui_and_unknown_flags() {
-        let r = RegReq2 { oui: 0x0100_0000, flags: 0x6, ..Default::default() };
+        let r = RegReq2 {
+            oui: 0x0100_0000,
+            flags: 0x6,
+            ..Default::default()
+        };
         assert_eq!(r.oui_bytes(), None);
         assert_eq!(r.unknown_flags(), 0x6);
-        let r = RegReq2 { oui: 0x00ff_ffff, ..Default::default() };
+        let r = RegReq2 {
+            oui: 0x00ff_ffff,
+            ..Default::default()
+        };
         assert_eq!(r.oui_bytes(), Some([0xff, 0xff, 0xff]));
     }
 

@@ -283,6 +283,7 @@ TEST_F(data, the_duplicate_check_holds_with_hundreds_outstanding)
 
 TEST_F(data, writes_too_short_for_the_class_header_are_refused)
 {
+	struct ib_user_mad *umad = (void *)self->buf;
 	__u8 mad[MAD] = { 0 };
 
 	ASSERT_EQ(0, reg(&self->client, 0, -1, 0, false));
@@ -297,17 +298,13 @@ TEST_F(data, writes_too_short_for_the_class_header_are_refused)
 	mad_header(mad, VENDOR1_CLASS, GET, 1);
 	EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD + 1, 0, 0));
 	/* RoCE needs a GRH. */
-	{
-		struct ib_user_mad *umad = (void *)self->buf;
-
-		memset(self->buf, 0, sizeof(self->buf));
-		umad->hdr.id = self->client.agent;
-		umad->hdr.qpn = htonl(1);
-		umad->hdr.lid = htons(1);
-		memcpy(self->buf + NEW_HDR, mad, MAD);
-		EXPECT_EQ(-1, write(self->client.fd, self->buf, NEW_HDR + MAD));
-		EXPECT_EQ(EINVAL, errno);
-	}
+	memset(self->buf, 0, sizeof(self->buf));
+	umad->hdr.id = self->client.agent;
+	umad->hdr.qpn = htonl(1);
+	umad->hdr.lid = htons(1);
+	memcpy(self->buf + NEW_HDR, mad, MAD);
+	EXPECT_EQ(-1, write(self->client.fd, self->buf, NEW_HDR + MAD));
+	EXPECT_EQ(EINVAL, errno);
 }
 
 /* The server answers with an RMPP response of len data bytes. */
@@ -609,6 +606,7 @@ static void readiness(int fd, bool *sel_read, bool *sel_write, __u32 *epoll_even
 
 TEST_F(data, select_and_epoll_see_what_poll_sees)
 {
+	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
 	bool readable, writable;
 	__u32 events;
 	__u8 mad[MAD];
@@ -621,11 +619,7 @@ TEST_F(data, select_and_epoll_see_what_poll_sees)
 	EXPECT_EQ((__u32)(EPOLLOUT | EPOLLWRNORM), events);
 	mad_header(mad, VENDOR1_CLASS, GET, 0x7000);
 	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
-	{
-		struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
-
-		ASSERT_EQ(1, poll(&p, 1, 5000));
-	}
+	ASSERT_EQ(1, poll(&p, 1, 5000));
 	readiness(self->server.fd, &readable, &writable, &events);
 	EXPECT_TRUE(readable);
 	EXPECT_TRUE(writable);

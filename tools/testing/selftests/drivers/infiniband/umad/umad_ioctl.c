@@ -288,7 +288,7 @@ TEST_F(umad, an_id_that_cannot_be_returned_undoes_the_registration)
 	__u32 id = 0;
 
 	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, req);
+	ASSERT_TRUE(req != MAP_FAILED);
 	req->qpn = 1;
 	req->mgmt_class = VENDOR1_CLASS;
 	req->mgmt_class_version = 1;

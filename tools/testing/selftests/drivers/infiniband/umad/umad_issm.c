@@ -19,7 +19,7 @@
 #include "umad_test.h"
 
 #define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
-#define IB_PORT_SM (1u << 1)
+#define IB_PORT_SM (1ul << 1)
 
 FIXTURE(issm) {
 	bool loaded;
@@ -67,12 +67,12 @@ TEST_F(issm, open_sets_issm_and_close_clears_it)
 {
 	int fd;
 
-	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
 	fd = open(self->path, O_RDWR);
 	ASSERT_LE(0, fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
 	EXPECT_EQ(0, close(fd));
-	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
 }
 
 TEST_F(issm, no_read_write_or_ioctl)
@@ -133,7 +133,7 @@ TEST_F(issm, a_second_opener_waits_for_the_first)
 	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
 	if (o.fd >= 0)
 		close(o.fd);
-	EXPECT_EQ(0, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
 }
 
 static void on_signal(int sig)

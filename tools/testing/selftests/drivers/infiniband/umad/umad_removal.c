@@ -75,6 +75,8 @@ static void delete_rig_rxe(struct __test_metadata *_metadata, FIXTURE_DATA(remov
 
 TEST_F(removal, every_operation_fails_after_it)
 {
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
+	int ep;
 	char buf[64 + 256] = { 0 };
 	struct ib_user_mad *mad = (void *)buf;
 	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLOUT };
@@ -91,15 +93,12 @@ TEST_F(removal, every_operation_fails_after_it)
 	EXPECT_EQ(EIO, errno);
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLERR, p.revents);
-	{
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT };
-		int ep = epoll_create1(0);
-
-		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
-		EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
-		EXPECT_EQ((__u32)EPOLLERR, ev.events);
-		close(ep);
-	}
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 0));
+	EXPECT_EQ((__u32)EPOLLERR, ev.events);
+	close(ep);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
 }

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The `infiniband_mad` class, as ib_umad has it: the class attribute
+//! `abi_version`, each node's `ibdev` and `port`, and device files under
+//! `/dev/infiniband/`.
+
+use crate::{
+    glue::{
+        chrdev::Class,
+        sysfs::{
+            attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
+            ShowDevice,
+        },
+    },
+    port::Port,
+    rules::uapi,
+};
+use kernel::{c_str, prelude::*};
+
+/// `infiniband_mad`: every device in it is a node of a [`Port`].
+pub(crate) static UMAD_CLASS: Class<Port> =
+    Class::new::<InfinibandDir>(c_str!("infiniband_mad"), &CLASS_GROUPS, &NODE_GROUPS);
+
+struct InfinibandDir;
+
+impl DevnodeDir for InfinibandDir {
+    const DIR: &'static CStr = c_str!("infiniband");
+}
+
+attribute_groups! {
+    static CLASS_GROUPS: Groups<()> = [ABI_VERSION];
+}
+
+attribute_groups! {
+    static NODE_GROUPS: Groups<Port> = [IBDEV, PORT];
+}
+
+static ABI_VERSION: ClassAttribute = ClassAttribute::new::<AbiVersion>(c_str!("abi_version"));
+static IBDEV: DeviceAttribute<Port> = DeviceAttribute::new::<IbDev>(c_str!("ibdev"));
+static PORT: DeviceAttribute<Port> = DeviceAttribute::new::<PortNumber>(c_str!("port"));
+
+/// `/sys/class/infiniband_mad/abi_version`.
+struct AbiVersion;
+
+impl ShowClass for AbiVersion {
+    fn show(out: &mut Page<'_>) -> Result {
+        out.emit(format_args!("{}\n", uapi::ABI_VERSION));
+        Ok(())
+    }
+}
+
+/// A node's IB device, by its current name; `ENODEV` once it is gone.
+struct IbDev;
+
+impl ShowDevice<Port> for IbDev {
+    fn show(port: &Port, out: &mut Page<'_>) -> Result {
+        let name = port.ib_device_name().ok_or(ENODEV)?;
+        out.emit(format_args!("{}\n", name.as_cstr()));
+        Ok(())
+    }
+}
+
+/// A node's port number on its IB device.
+struct PortNumber;
+
+impl ShowDevice<Port> for PortNumber {
+    fn show(port: &Port, out: &mut Page<'_>) -> Result {
+        out.emit(format_args!("{}\n", port.number));
+        Ok(())
+    }
+}

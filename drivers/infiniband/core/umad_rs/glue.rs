@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Generic kernel glue: safe types over the C interfaces ib_umad_rs needs
+//! that the `kernel` crate it builds against does not offer. Each file
+//! names the upstream abstraction that would replace it. Nothing here knows
+//! about MADs or ports; the InfiniBand glue is in `infiniband`.
+//!
+//! - `bindings`: the module's own bindgen output, for the glue only; the
+//!   driver's logic never uses it (`tools/rig/lint.sh` checks).
+//! - `compat`: what differs between the kernels the module builds for.
+//! - `chrdev`, `fs`: device number regions, a class, device nodes, and the
+//!   file operations of their files.
+//! - `sysfs`: a class's and its devices' read-only attributes.
+//! - `poll`: a wait queue that can be polled.
+//! - `slab`: a slab cache and its boxes.
+//! - `semaphore`: `struct semaphore`.
+//! - `task`, `nospec`: the current task's name; speculation-safe indexing.
+//! - `trace`: the C tracepoints, fired through the shim.
+//!
+//! `shim.c` holds out-of-line copies of the static inline helpers the glue
+//! calls, and nothing else.
+
+pub(crate) mod bindings;
+pub(crate) mod chrdev;
+pub(crate) mod compat;
+pub(crate) mod fs;
+pub(crate) mod list;
+pub(crate) mod nospec;
+pub(crate) mod poll;
+pub(crate) mod semaphore;
+pub(crate) mod slab;
+pub(crate) mod sysfs;
+pub(crate) mod task;
+pub(crate) mod trace;

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! File operations: what the files of a [`Node`] do, as a [`FileOps`]
+//! trait reached through generic `extern "C"` trampolines, with per-file
+//! state kept as a [`ForeignOwnable`] in `file->private_data`. Optional
+//! operations are left out of `file_operations` unless implemented
+//! (`#[vtable]`), so the VFS answers them as for a C driver without them.
+//!
+//! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 6.13+)
+//! and `rust/kernel/fs/file.rs` (`File`, 6.12+ has none in the crate this
+//! module builds against); both would replace this file once a `cdev`
+//! abstraction takes any `struct device`.
+
+use super::{bindings, chrdev::Node, poll::PollTable};
+use core::marker::PhantomData;
+use kernel::{
+    ffi::{c_char, c_int, c_long, c_uint, c_ulong},
+    prelude::*,
+    sync::ArcBorrow,
+    types::{ForeignOwnable, Opaque},
+    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+};
+
+/// An open file, borrowed for the duration of a file operation.
+#[repr(transparent)]
+pub(crate) struct File(Opaque<bindings::file>);
+
+impl File {
+    /// # Safety
+    ///
+    /// `ptr` points to a `struct file` that stays valid for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a Self {
+        // SAFETY: transparent wrapper; validity is the caller's promise.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// Whether the file was opened with `O_NONBLOCK`.
+    pub(crate) fn is_nonblocking(&self) -> bool {
+        // SAFETY: the file is valid; `f_flags` is not changed under us in
+        // a way that matters for one flag read (fcntl writes it whole).
+        let flags = unsafe { (*self.0.get()).f_flags };
+        flags & bindings::O_NONBLOCK != 0
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut bindings::file {
+        self.0.get()
+    }
+}
+
+/// What a file operation gets of the file's state.
+pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borrowed<'a>;
+
+/// What the files of a [`Node`] do: a subset of `file_operations`.
+#[vtable]
+pub(crate) trait FileOps: Sized + 'static {
+    /// The object that owns the node; the node's `struct device` holds a
+    /// reference to it.
+    type Owner: Send + Sync;
+    /// Per-file state, from `open` until `release`.
+    type Ptr: ForeignOwnable + Send + Sync;
+
+    /// A file is being opened on a node of `owner`.
+    fn open(owner: ArcBorrow<'_, Self::Owner>, file: &File) -> Result<Self::Ptr>;
+
+    /// The last reference to the file is gone.
+    fn release(data: Self::Ptr, file: &File);
+
+    /// `read(2)` into `buf`; returns how many bytes it wrote there.
+    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `write(2)` from `buf`; returns how many bytes it took.
+    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `poll(2)` and friends: the `EPOLL*` bits that hold now, after
+    /// registering with every wait queue that will signal a change.
+    fn poll(_data: FileData<'_, Self>, _file: &File, _table: &PollTable) -> u32 {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ioctl(2)`; `compat` when the caller is a 32-bit process. Unknown
+    /// commands answer `ENOIOCTLCMD`, which userspace sees as `ENOTTY`.
+    fn ioctl(
+        _data: FileData<'_, Self>,
+        _file: &File,
+        _cmd: u32,
+        _arg: usize,
+        _compat: bool,
+    ) -> Result<i32> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The `file_operations` of `T`'s nodes, with the module as owner so that
+/// the module stays loaded while a file is open.
+///
+/// # Invariants
+///
+/// `raw` holds `T`'s trampolines, and only the operations `T` implements;
+/// it is never written after construction.
+pub(crate) struct FileOperations<T: FileOps> {
+    raw: Opaque<bindings::file_operations>,
+    _ops: PhantomData<T>,
+}
+
+// SAFETY: read-only after construction.
+unsafe impl<T: FileOps> Sync for FileOperations<T> {}
+// SAFETY: as above.
+unsafe impl<T: FileOps> Send for FileOperations<T> {}
+
+impl<T: FileOps> FileOperations<T> {
+    /// The operations of `T`'s files, owned by `module` (`THIS_MODULE`).
+    pub(crate) const fn new(module: *mut kernel::bindings::module) -> Self {
+        // SAFETY: all zeroes is a valid `file_operations`: no callbacks.
+        let mut raw: bindings::file_operations = unsafe { core::mem::zeroed() };
+        raw.owner = module.cast();
+        raw.open = Some(open_callback::<T>);
+        raw.release = Some(release_callback::<T>);
+        if T::HAS_READ {
+            raw.read = Some(read_callback::<T>);
+        }
+        if T::HAS_WRITE {
+            raw.write = Some(write_callback::<T>);
+        }
+        if T::HAS_POLL {
+            raw.poll = Some(poll_callback::<T>);
+        }
+        if T::HAS_IOCTL {
+            raw.unlocked_ioctl = Some(ioctl_callback::<T>);
+            raw.compat_ioctl = Some(compat_ioctl_callback::<T>);
+        }
+        // INVARIANT: `T`'s trampolines, as `T` implements them.
+        Self {
+            raw: Opaque::new(raw),
+            _ops: PhantomData,
+        }
+    }
+
+    pub(super) fn as_raw(&self) -> *mut bindings::file_operations {
+        self.raw.get()
+    }
+}
+
+/// `file_operations.open`.
+///
+/// # Safety
+///
+/// Called by the VFS for an inode of a node added with `T`'s operations.
+unsafe extern "C" fn open_callback<T: FileOps>(
+    inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
+    // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
+    // keeps the node's device, hence its owner, alive during the call.
+    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(bindings::ib_umad_rs_inode_cdev(inode)) };
+    // SAFETY: the VFS passes a valid file for the duration of `open`.
+    let f = unsafe { File::from_raw(file) };
+    match T::open(owner, f) {
+        Ok(data) => {
+            // SAFETY: `file` is valid and not yet shared; `release_callback`
+            // takes the data back. stream_open makes the file a stream, as
+            // ib_umad does: no seeking, no pread/pwrite.
+            unsafe {
+                (*file).private_data = data.into_foreign().cast_mut();
+                bindings::stream_open(inode, file)
+            }
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `file_operations.release`.
+///
+/// # Safety
+///
+/// Called by the VFS once for every file whose `open_callback` succeeded.
+unsafe extern "C" fn release_callback<T: FileOps>(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
+    // SAFETY: `private_data` came from `into_foreign` in `open_callback`
+    // and is taken back only here.
+    let data = unsafe { T::Ptr::from_foreign((*file).private_data) };
+    // SAFETY: the file is valid during `release`.
+    T::release(data, unsafe { File::from_raw(file) });
+    0
+}
+
+/// The state of a file whose `open_callback` succeeded.
+///
+/// # Safety
+///
+/// `file` is such a file, valid for `'a` (the VFS holds it during every
+/// file operation).
+unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
+    // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
+    // and `release_callback`, which takes it back, runs only after the last
+    // operation on the file.
+    unsafe { (T::Ptr::borrow((*file).private_data), File::from_raw(file)) }
+}
+
+/// `file_operations.read`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn read_callback<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *mut c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    // The user pointer is checked by each copy, not trusted here.
+    let buf = UserSlice::new(buf as usize, count).writer();
+    ssize(T::read(data, file, buf))
+}
+
+/// `file_operations.write`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn write_callback<T: FileOps>(
+    file: *mut bindings::file,
+    buf: *const c_char,
+    count: usize,
+    _pos: *mut bindings::loff_t,
+) -> isize {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    let buf = UserSlice::new(buf as usize, count).reader();
+    ssize(T::write(data, file, buf))
+}
+
+/// `file_operations.poll`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened, with a
+/// poll table that is valid or null.
+unsafe extern "C" fn poll_callback<T: FileOps>(
+    file: *mut bindings::file,
+    table: *mut bindings::poll_table_struct,
+) -> c_uint {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    T::poll(data, file, &PollTable(table))
+}
+
+/// What `read` and `write` return: a count, or a negative errno. Counts
+/// are at most the `count` the VFS passed, itself at most `MAX_RW_COUNT`.
+fn ssize(result: Result<usize>) -> isize {
+    result
+        .and_then(|n| isize::try_from(n).map_err(|_| EINVAL))
+        .unwrap_or_else(errno)
+}
+
+/// What `ioctl` returns: a value, or a negative errno.
+fn ioctl_result(result: Result<i32>) -> c_long {
+    // CAST: an int widened to a long, which holds it.
+    result.unwrap_or_else(|e| e.to_errno()) as c_long
+}
+
+/// A negative errno as a `ssize_t`.
+fn errno(e: Error) -> isize {
+    // CAST: an int widened to a pointer-sized int, which holds it.
+    e.to_errno() as isize
+}
+
+/// `file_operations.unlocked_ioctl`.
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn ioctl_callback<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    ioctl_result(T::ioctl(data, file, cmd, arg, false))
+}
+
+/// `file_operations.compat_ioctl`: a 32-bit process's ioctl. Its pointer
+/// argument is zero-extended already, so it is used as it is
+/// (`compat_ptr` is the identity on the architectures Rust builds for).
+///
+/// # Safety
+///
+/// Called by the VFS on a file that `open_callback::<T>` opened.
+unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
+    file: *mut bindings::file,
+    cmd: c_uint,
+    arg: c_ulong,
+) -> c_long {
+    // SAFETY: the VFS calls this for an open file of ours.
+    let (data, file) = unsafe { file_data::<T>(file) };
+    ioctl_result(T::ioctl(data, file, cmd, arg, true))
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A doubly linked list that owns its items, linked through the items
+//! themselves, each an object of a slab cache ([`SlabBox`]): pushing and
+//! removing allocate nothing, and an item can be taken out from the middle
+//! by its address.
+//!
+//! Upstream counterpart: `kernel::list::List` (`rust/kernel/list.rs`),
+//! whose items are `ListArc`s; one over boxes of a slab cache would replace
+//! this file.
+
+use super::slab::{SlabBox, SlabCache};
+use core::ptr::{self, NonNull};
+
+/// An item's links to its neighbours in the one list that owns it; null
+/// in none.
+pub(crate) struct Links<T> {
+    next: *mut T,
+    prev: *mut T,
+}
+
+impl<T> Links<T> {
+    pub(crate) const fn new() -> Self {
+        Self {
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+        }
+    }
+}
+
+// SAFETY: the links are followed only by the list that owns the item,
+// through `&mut` to it or a shared borrow of it.
+unsafe impl<T: Send> Send for Links<T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for Links<T> {}
+
+/// An item that [`BoxList`]s link through its [`Links`]; implement it with
+/// [`impl_linked!`].
+///
+/// # Safety
+///
+/// `links` returns a pointer to the same `Links` field of `this` every time,
+/// and `cache` the cache every item of the type comes from.
+pub(crate) unsafe trait Linked: Sized + 'static {
+    fn cache() -> &'static SlabCache<Self>;
+
+    /// # Safety
+    ///
+    /// `this` points to a valid item.
+    unsafe fn links(this: *mut Self) -> *mut Links<Self>;
+}
+
+/// `impl Linked for $item`: linked through its `$field`, allocated from
+/// the cache `$cache`.
+macro_rules! impl_linked {
+    ($item:ty { $field:ident } in $cache:path) => {
+        // SAFETY: `links` projects to the one `$field`; every `$item` comes
+        // from `$cache` (its boxes are made by nothing else).
+        unsafe impl $crate::glue::list::Linked for $item {
+            fn cache() -> &'static $crate::glue::slab::SlabCache<Self> {
+                &$cache
+            }
+
+            unsafe fn links(this: *mut Self) -> *mut $crate::glue::list::Links<Self> {
+                // SAFETY: `this` is valid, as the caller promises.
+                unsafe { core::ptr::addr_of_mut!((*this).$field) }
+            }
+        }
+    };
+}
+pub(crate) use impl_linked;
+
+/// A list of boxes, linked through them.
+///
+/// # Invariants
+///
+/// `first` and `last` are null together, or the ends of a chain of items
+/// linked through their `Links` both ways, each an item the list owns (a
+/// box given up with `SlabBox::into_raw`), in no other list. An item in no
+/// list has null links.
+pub(crate) struct BoxList<T: Linked> {
+    first: *mut T,
+    last: *mut T,
+}
+
+// SAFETY: the list owns its items, which are `Send`.
+unsafe impl<T: Linked + Send> Send for BoxList<T> {}
+
+impl<T: Linked> BoxList<T> {
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: empty.
+        Self {
+            first: ptr::null_mut(),
+            last: ptr::null_mut(),
+        }
+    }
+
+    /// Appends an item; returns where it is, for `remove`.
+    pub(crate) fn push_back(&mut self, item: SlabBox<T>) -> NonNull<T> {
+        self.link(item, self.last, ptr::null_mut())
+    }
+
+    pub(crate) fn push_front(&mut self, item: SlabBox<T>) {
+        self.link(item, ptr::null_mut(), self.first);
+    }
+
+    /// Links `item` in between `prev` and `next`, neighbours in this list
+    /// or null at its ends (`remove`'s inverse); returns where it is.
+    fn link(&mut self, item: SlabBox<T>, prev: *mut T, next: *mut T) -> NonNull<T> {
+        let new = item.into_raw();
+        let p = new.as_ptr();
+        // INVARIANT: the list takes the box it was given, which is in no
+        // list, and links it both ways in between two neighbours.
+        // SAFETY: `p` is ours and in no list; `prev` and `next`, where not
+        // null, are adjacent items of this list, which `&mut self` gives us
+        // alone.
+        unsafe {
+            *T::links(p) = Links { next, prev };
+            match NonNull::new(prev) {
+                None => self.first = p,
+                Some(prev) => (*T::links(prev.as_ptr())).next = p,
+            }
+            match NonNull::new(next) {
+                None => self.last = p,
+                Some(next) => (*T::links(next.as_ptr())).prev = p,
+            }
+        }
+        new
+    }
+
+    pub(crate) fn pop_front(&mut self) -> Option<SlabBox<T>> {
+        let first = NonNull::new(self.first)?;
+        // SAFETY: the first item is in this list.
+        Some(unsafe { self.remove(first) })
+    }
+
+    /// Takes `item` out of the list.
+    ///
+    /// # Safety
+    ///
+    /// `item` is in this list.
+    pub(crate) unsafe fn remove(&mut self, item: NonNull<T>) -> SlabBox<T> {
+        let p = item.as_ptr();
+        // INVARIANT: the neighbours are linked to each other, and the item
+        // leaves with null links.
+        // SAFETY: `p` and its neighbours are items of this list, which owns
+        // them and which `&mut self` gives us alone.
+        unsafe {
+            let Links { next, prev } = ptr::replace(T::links(p), Links::new());
+            match NonNull::new(prev) {
+                None => self.first = next,
+                Some(prev) => (*T::links(prev.as_ptr())).next = next,
+            }
+            match NonNull::new(next) {
+                None => self.last = prev,
+                Some(next) => (*T::links(next.as_ptr())).prev = prev,
+            }
+            // The list owned it as a box of the type's cache.
+            SlabBox::from_raw(item, T::cache())
+        }
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        let mut next = self.first;
+        core::iter::from_fn(move || {
+            let item = NonNull::new(next)?;
+            // SAFETY: a non-null link is an item of this list, alive while
+            // the list is borrowed.
+            unsafe {
+                next = (*T::links(item.as_ptr())).next;
+                Some(&*item.as_ptr())
+            }
+        })
+    }
+}
+
+impl<T: Linked> Drop for BoxList<T> {
+    fn drop(&mut self) {
+        while self.pop_front().is_some() {}
+    }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Style and lint checks, each as the kernel has them; exits non-zero on the
+# first that fails, saying which:
+#  - rustfmt with the kernel's .rustfmt.toml, on the module and host crate;
+#  - the driver's logic does not use generated bindings (only the glue does);
+#  - clippy on the module with the kernel's lint set and the cast lints of
+#    its Kbuild, and on the host crate with the same, warnings as errors;
+#  - a Retired agent dropped without the port's guard fails the build;
+#  - the selftests (64- and 32-bit) and samples with warnings as errors.
+#   lint.sh <kernel build dir>
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+kdir=${1:?usage: lint.sh <kernel build dir>}
+module=$REPO_DIR/drivers/infiniband/core/umad_rs
+
+log "rustfmt --check (the kernel's .rustfmt.toml)"
+"$RUST_BIN/rustfmt" --check --config-path "$(kernel_src_dir)/.rustfmt.toml" \
+	"$module/ib_umad_rs_main.rs" "$REPO_DIR/tools/host-tests/lib.rs" ||
+	die "rustfmt: run tools/rig/lint.sh's rustfmt without --check to fix"
+
+log "the driver's logic does not use the generated bindings"
+logic=("$module"/*.rs "$module"/file/*.rs)
+if grep -n 'bindings::' "${logic[@]}"; then
+	die "logic files above reach the bindings; go through glue/ or infiniband/"
+fi
+
+log "clippy on the module (the kernel's lint set) and the host crate, warnings as errors"
+bash "$RIG_DIR/module.sh" "$kdir" CLIPPY=1 KRUSTFLAGS=-Dwarnings > /dev/null
+mapfile -t cast_lints < <(sed -n '/^rustflags-y/,/[^\\]$/p' "$module/Kbuild" | grep -o -- '-Wclippy::[a-z_]*')
+(cd "$REPO_DIR" && cargo clippy --quiet --all-targets -- -D warnings "${cast_lints[@]}")
+
+log "dropping retired agents without the port's lock does not build"
+misuse=$RIG_CACHE/lint-misuse
+rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
+sed -i 's/self.mark_dead(self.state.lock()).unregister(port);/let _ = (self.mark_dead(self.state.lock()), port);/' \
+	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
+grep -q 'let _ = (self.mark_dead' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
+	die "the misuse no longer applies to file.rs: update lint.sh"
+if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
+	die "a Retired dropped without the port's guard built"
+fi
+grep -q "retired agents must be unregistered with the port's lock held" "$misuse.log" ||
+	{ cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
+
+log "selftests (64- and 32-bit) and samples, warnings as errors"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
+	KSFT_DIR="$(kernel_src_dir)/tools/testing/selftests" OUTPUT="$out" WERROR=1
+for sample in "$REPO_DIR"/samples/umad/*.c; do
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$sample" .c)" "$sample" -libumad
+done
+log "lint: clean"
