@@ -13,12 +13,14 @@ report() { # title, serial log
 	python3 - "$1" "$2" <<'PY'
 import statistics, sys
 title, log = sys.argv[1:]
-runs = {}
+runs, cpus = {}, "?"
 for line in open(log, errors="replace"):
     f = line.split()
     if len(f) == 5 and f[0] == "@@bench":
         runs.setdefault((f[2], f[4]), {}).setdefault(f[1], []).append(float(f[3]))
-print(title)
+    elif f[:2] == ["@@rig", "cpus"] and len(f) == 3:
+        cpus = f[2]
+print(f"{title} (guest with {cpus} CPUs)")
 print(f"{'benchmark':<24} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
 for (name, unit), by in sorted(runs.items()):
     c, rust = statistics.median(by.get("c", [0])), statistics.median(by.get("rust", [0]))

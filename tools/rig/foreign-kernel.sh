@@ -11,7 +11,9 @@ src=$(kernel_src_dir)
 [ -e "$src/.rig-extracted" ] || bash "$RIG_DIR/kernel.sh" plain >/dev/null
 out=$RIG_CACHE/kernel/foreign-gcc
 kmake=(make CC=gcc "RUSTC=$RUST_BIN/rustc" "BINDGEN=$BINDGEN_BIN" -C "$src" "O=$out")
-if [ ! -e "$out/.rig-built" ]; then
+# An interrupted build goes on where it stopped: make is incremental, and
+# the configuration is made once (.rig-configured).
+if [ ! -e "$out/.rig-configured" ]; then
 	rm -rf "$out"
 	mkdir -p "$out"
 	"${kmake[@]}" -s x86_64_defconfig
@@ -20,6 +22,9 @@ if [ ! -e "$out/.rig-built" ]; then
 	"${kmake[@]}" -s olddefconfig
 	grep -qx CONFIG_RUST=y "$out/.config" || die "CONFIG_RUST did not take"
 	grep -qx CONFIG_INFINIBAND=m "$out/.config" || die "CONFIG_INFINIBAND did not take"
+	touch "$out/.rig-configured"
+fi
+if [ ! -e "$out/.rig-built" ]; then
 	log "building x86_64_defconfig + rust.config with GCC in $out"
 	"${kmake[@]}" -s -j"$(($(nproc) + 1))"
 	touch "$out/.rig-built"

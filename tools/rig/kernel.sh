@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds (or finds in the cache) a test kernel from Debian's linux-source-6.12
 # and prints its build directory.
-#   kernel.sh plain|debug
+#   kernel.sh plain|debug|race
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: kernel.sh plain|debug}
-case $flavour in plain|debug) ;; *) die "unknown flavour $flavour" ;; esac
+flavour=${1:?usage: kernel.sh plain|debug|race}
+case $flavour in plain|debug|race) ;; *) die "unknown flavour $flavour" ;; esac
 
 src=$(kernel_src_dir)
 out=$(kernel_build_dir "$flavour")

@@ -21,7 +21,7 @@ kernel_src_version() {
 		die "linux-source-6.12 is not installed; run tools/rig/setup.sh"
 }
 
-# Source tree extracted once per package version, shared by both flavours.
+# Source tree extracted once per package version, shared by the flavours.
 kernel_src_dir() {
 	echo "$RIG_CACHE/src/$(kernel_src_version)/linux-source-6.12"
 }

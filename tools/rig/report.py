@@ -35,6 +35,7 @@ def read_results(log):
     whose phase ended, and whether the guest finished."""
     results = {d: {} for d in DRIVERS}
     ended, finished, details = set(), False, []
+    running = None  # the test program that started and has not exited
     with open(log, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -49,10 +50,16 @@ def read_results(log):
                 results[words[1]][words[2]] = "pass" if words[3].startswith("ok") else "fail"
             elif line.startswith("@@rig phase ") and line.endswith(" end"):
                 ended.add(line.split()[2])
+            elif line.startswith("@@start ") and len(words) == 3:
+                running = f"{words[1]}: {words[2]}"
+            elif line.startswith("@@exit "):
+                running = None
             elif line.startswith("@@rig verdict"):
                 finished = True
-            elif line.startswith("@@dmesg "):
+            elif line.startswith("@@dmesg ") or line.startswith("@@kcsan-known "):
                 details.append(line)
+    if running and not finished:
+        details.append(f"@@rig time ran out in {running}")
     return results, ended, finished, details
 
 

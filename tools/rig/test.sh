@@ -36,7 +36,9 @@ else
 	failed=$((failed + 1))
 fi
 
-for flavour in plain debug; do
+# plain: the suite, on the kernel as distributions build it; debug: KASAN,
+# lockdep, kmemleak; race: KCSAN and lockdep. All SMP, all both drivers.
+for flavour in plain debug race; do
 	log "differential suite on the $flavour kernel"
 	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"
 	count "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Boots a test kernel in QEMU with the umad drivers, the selftests and the
 # samples in an initramfs, and keeps the guest's whole serial log.
-#   vm.sh <plain|debug> suite [c,rust]    selftests against each driver
-#   vm.sh <plain|debug> demo              the README's main job
-#   vm.sh <plain|debug> bench             umad_bench against each driver
+#   vm.sh <plain|debug|race> suite [c,rust]   selftests against each driver
+#   vm.sh <plain|debug|race> demo             the README's main job
+#   vm.sh <plain|debug|race> bench            umad_bench against each driver
 #   vm.sh plain profile                   the same under the host's perf
 # RIG_TESTS=a,b runs only those selftests (while working on them);
+# RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
 # adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
 # instructions).
@@ -14,11 +15,13 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: vm.sh <plain|debug> <suite|demo> [drivers]}
-mode=${2:?usage: vm.sh <plain|debug> <suite|demo> [drivers]}
+flavour=${1:?usage: vm.sh <plain|debug|race> <suite|demo|bench|profile> [drivers]}
+mode=${2:?usage: vm.sh <plain|debug|race> <suite|demo|bench|profile> [drivers]}
 drivers=${3:-c,rust}
-# Under TCG the whole suite takes a few minutes; a hang must not take CI's 90.
-VM_TIMEOUT=${VM_TIMEOUT:-1200}
+# Guests get RIG_CPUS vCPUs (at least 2: the race tests need CPUs running at
+# once), each a host thread of multi-threaded TCG; the guest fails a boot
+# that brings up fewer.
+RIG_CPUS=${RIG_CPUS:-2}
 
 kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
 ko=$(bash "$RIG_DIR/module.sh" "$kdir")
@@ -56,11 +59,31 @@ make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
 	KSFT_DIR="$ksft" OUTPUT="$progs"
 cp "$progs"/* "$stage/tests/"
 install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
+# The KCSAN reports of C code that the race flavour tolerates, as patterns.
+sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' \
+	"$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad/expected-kcsan.txt" \
+	> "$stage/lib/expected-kcsan"
 cp "$ksft/kselftest/ktap_helpers.sh" "$stage/tests/lib/"
 for sample in umad_ping umad_bench; do
 	gcc -O2 -Wall -static -o "$stage/samples/$sample" \
 		"$REPO_DIR/samples/umad/$sample.c" -libumad
 done
+
+# Time limits from what the boot runs: each test program may take
+# test_timeout before the guest stops it (it fails alone, by name), and the
+# VM gets room for every program of every driver at a typical pace, plus
+# one that runs out its time. Debug kernels run several times slower.
+ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
+[ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
+ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
+case $flavour in
+plain) pace=30 test_timeout=300 ;;
+*) pace=90 test_timeout=600 ;;
+esac
+case $mode in
+suite) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + ntests * ndrivers * pace + test_timeout))} ;;
+*) VM_TIMEOUT=${VM_TIMEOUT:-1200} ;;
+esac
 
 initramfs=$RIG_CACHE/initramfs/$flavour.cpio
 (cd "$stage" && find . | cpio -o -H newc --quiet) > "$initramfs"
@@ -71,13 +94,15 @@ log=$logdir/$flavour-$mode.log
 # The demo shows the kernel's messages once, through dmesg.
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
-[ "$flavour" != debug ] || cmdline+=" rig.debug=1"
+cmdline+=" rig.flavour=$flavour"
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
+[ -z "${RIG_STRESS_CYCLES:-}" ] || cmdline+=" rig.stress_cycles=$RIG_STRESS_CYCLES"
+cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
-log "booting the $flavour kernel ($mode); serial log in $log"
+log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
-	qemu-system-x86_64 -accel tcg -smp 2 ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
+	qemu-system-x86_64 -accel tcg,thread=multi -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
 		-nic none -monitor none -serial stdio \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \

@@ -218,9 +218,15 @@ impl UmadFile {
             trace::emit(event, origin, hdr, mad)
         });
         if copied.is_err() {
-            // Nothing is lost: the packet goes back to the head.
-            self.state.lock().received.push_front(packet);
+            // Nothing is lost: the packet goes back to the head, and the
+            // count with it, under the lock (another reader of the file
+            // may take it at once).
+            let mut state = self.state.lock();
+            state.received.push_front(packet);
             self.queued.fetch_add(1, Ordering::Relaxed);
+            // A reader that found the queue empty meanwhile may have it
+            // now (ib_umad leaves it asleep until the next arrival).
+            self.wait.wake_up();
         }
         copied
     }
@@ -301,14 +307,19 @@ impl UmadFile {
         };
         if plan.rmpp_active {
             // The class header, then each segment's data.
-            from(RMPP_HDR_END)?.read_slice(&mut send.mad()[RMPP_HDR_END..plan.hdr_len])?;
+            let class_hdr = send
+                .mad()
+                .get_mut(RMPP_HDR_END..plan.hdr_len)
+                .ok_or(EINVAL)?;
+            from(RMPP_HDR_END)?.read_slice(class_hdr)?;
             for (number, offset, len) in plan.rmpp_segments(send.segment_size()) {
                 let segment = send.segment(number).ok_or(EINVAL)?;
                 from(offset)?.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
             }
         } else {
             let end = plan.hdr_len + plan.data_len;
-            from(plan.copy_offset)?.read_slice(&mut send.mad()[plan.copy_offset..end])?;
+            let rest = send.mad().get_mut(plan.copy_offset..end).ok_or(EINVAL)?;
+            from(plan.copy_offset)?.read_slice(rest)?;
         }
 
         // The packet that keeps the send in the duplicate check, and may
@@ -330,8 +341,10 @@ impl UmadFile {
         drop(state);
         // More buckets, allocated without the table's lock; if there is no
         // memory for them the table stays as it is.
-        if let Some(Ok(buckets)) = wanted.map(SendTable::empty_buckets) {
-            self.sends.lock().grow(buckets);
+        match wanted.map(SendTable::empty_buckets) {
+            Some(Ok(buckets)) => self.sends.lock().grow(buckets),
+            Some(Err(_)) => self.sends.lock().grow_failed(),
+            None => {}
         }
         Ok(count)
     }

@@ -12,6 +12,7 @@
 //!   file operations of their files.
 //! - `sysfs`: a class's and its devices' read-only attributes.
 //! - `poll`: a wait queue that can be polled.
+//! - `ratelimit`: rate limits for messages userspace can provoke.
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
@@ -27,6 +28,7 @@ pub(crate) mod fs;
 pub(crate) mod list;
 pub(crate) mod nospec;
 pub(crate) mod poll;
+pub(crate) mod ratelimit;
 pub(crate) mod semaphore;
 pub(crate) mod slab;
 pub(crate) mod sysfs;

@@ -15,8 +15,12 @@
 //!   lacks, and the one place where kernel versions differ (`glue::compat`).
 //!
 //! Only `infiniband` and `glue` hold `unsafe` code that calls C; the logic
-//! reaches C only through them.
+//! reaches C only through them. New code goes where its kind is: a rule
+//! that needs no kernel in `rules` (with its tests), a C interface as a
+//! safe type in `infiniband` or `glue`, a difference between kernels in
+//! `glue::compat`, and what the driver does with them here.
 
+use core::ops::RangeInclusive;
 use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
 
 mod class;
@@ -95,6 +99,8 @@ static UMAD_CLIENT: infiniband::Client<UmadClient> = infiniband::Client::new(c_s
 
 /// What the module keeps for one IB device: its MAD ports.
 struct UmadDevice {
+    /// The device's port numbers, for netlink's checks.
+    numbers: RangeInclusive<u32>,
     ports: KVec<Arc<Port>>,
 }
 
@@ -110,7 +116,14 @@ impl infiniband::ClientOps for UmadClient {
     }
 
     fn add(context: &UmadContext, device: &infiniband::Device) -> Result<KBox<UmadDevice>> {
-        let mut umad = KBox::new(UmadDevice { ports: KVec::new() }, GFP_KERNEL)?;
+        let numbers = device.ports();
+        let mut umad = KBox::new(
+            UmadDevice {
+                numbers,
+                ports: KVec::new(),
+            },
+            GFP_KERNEL,
+        )?;
         for number in device.ports().filter(|&port| device.has_mad(port)) {
             let added =
                 Port::create(context, device, number, device.has_smi(number)).and_then(|port| {
@@ -137,9 +150,13 @@ impl infiniband::ClientOps for UmadClient {
         }
     }
 
+    /// As ib_umad: `EINVAL` for no port of the device (or none named),
+    /// `EOPNOTSUPP` for a port without MADs.
     fn chardev(device: &UmadDevice, number: u32) -> Result<infiniband::Chardev> {
+        if !device.numbers.contains(&number) {
+            return Err(EINVAL);
+        }
         let port = device.ports.iter().find(|port| port.number == number);
-        // As ib_umad: a port without MADs has no umad node.
         let port = port.ok_or_else(eopnotsupp)?;
         Ok(infiniband::Chardev::new(
             port.umad_node(),
@@ -151,13 +168,23 @@ impl infiniband::ClientOps for UmadClient {
 static ISSM_CLIENT: infiniband::Client<IssmClient> = infiniband::Client::new(c_str!("issm"));
 
 /// The `issm` IB client: it only answers netlink for the issm nodes, which
-/// the umad client makes. ib_umad's always says EOPNOTSUPP (it looks for
-/// ports in its own, empty, client data); this one finds them.
+/// the umad client makes. Like ib_umad's, it takes every device, so that a
+/// query about one without issm nodes gets its answer without the IB core
+/// looking for the client with `request_module`. ib_umad's says EOPNOTSUPP
+/// where there are issm nodes too (it looks for ports in its own, empty,
+/// client data); this one finds them.
 struct IssmClient;
 
+/// What the issm client keeps for one IB device.
+struct IssmDevice {
+    /// The device's port numbers, for netlink's checks.
+    numbers: RangeInclusive<u32>,
+    /// The ports that have issm nodes.
+    ports: KVec<Arc<Port>>,
+}
+
 impl infiniband::ClientOps for IssmClient {
-    /// The device's ports that have issm nodes.
-    type DeviceData = KBox<KVec<Arc<Port>>>;
+    type DeviceData = KBox<IssmDevice>;
     type Context = ();
 
     fn client() -> &'static infiniband::Client<Self> {
@@ -165,28 +192,36 @@ impl infiniband::ClientOps for IssmClient {
     }
 
     fn add(_context: &(), device: &infiniband::Device) -> Result<Self::DeviceData> {
+        let mut issm = KBox::new(
+            IssmDevice {
+                numbers: device.ports(),
+                ports: KVec::new(),
+            },
+            GFP_KERNEL,
+        )?;
         // SAFETY: this client registers after umad's and unregisters
         // before it, so umad's `remove` for the device runs only after
         // this client's.
-        let umad = unsafe { UMAD_CLIENT.data_of(device) }.ok_or_else(eopnotsupp)?;
-        let mut ports = KVec::new();
-        for port in umad.ports.iter().filter(|port| port.issm_node().is_some()) {
-            ports.push(port.clone(), GFP_KERNEL)?;
+        if let Some(umad) = unsafe { UMAD_CLIENT.data_of(device) } {
+            for port in umad.ports.iter().filter(|port| port.issm_node().is_some()) {
+                issm.ports.push(port.clone(), GFP_KERNEL)?;
+            }
         }
-        if ports.is_empty() {
-            return Err(eopnotsupp());
-        }
-        Ok(KBox::new(ports, GFP_KERNEL)?)
+        Ok(issm)
     }
 
-    fn remove(_context: &(), _ports: Self::DeviceData) {}
+    fn remove(_context: &(), _issm: Self::DeviceData) {}
 
-    fn chardev(ports: &KVec<Arc<Port>>, number: u32) -> Result<infiniband::Chardev> {
-        let port = ports
-            .iter()
-            .find(|port| port.number == number)
+    /// As ib_umad: `EINVAL` for no port of the device (or none named),
+    /// `EOPNOTSUPP` for a port without an SMI.
+    fn chardev(issm: &IssmDevice, number: u32) -> Result<infiniband::Chardev> {
+        if !issm.numbers.contains(&number) {
+            return Err(EINVAL);
+        }
+        let port = issm.ports.iter().find(|port| port.number == number);
+        let node = port
+            .and_then(|port| port.issm_node())
             .ok_or_else(eopnotsupp)?;
-        let node = port.issm_node().ok_or_else(eopnotsupp)?;
         Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
     }
 }

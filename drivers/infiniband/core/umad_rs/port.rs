@@ -16,6 +16,7 @@ use crate::{
         compat::MutexGuard,
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
+        ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
         task::with_current_comm,
         trace,
@@ -23,6 +24,7 @@ use crate::{
     infiniband::{self, DeviceHandle},
     rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
 };
+use core::fmt;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -33,6 +35,17 @@ use kernel::{
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
 pub(crate) type PortGuard<'a> = MutexGuard<'a, PortState>;
+
+/// Logs a notice about `$port` on its `umadN`, as ib_umad's `dev_notice`,
+/// but at most `printk_ratelimited`'s burst per interval from each place:
+/// a program can provoke these at will (ib_umad prints every one).
+macro_rules! notice {
+    ($port:expr, $($arg:tt)*) => {{
+        static LIMIT: $crate::glue::ratelimit::RateLimit = $crate::glue::ratelimit::RateLimit::new();
+        $port.notice(&LIMIT, format_args!($($arg)*))
+    }};
+}
+pub(crate) use notice;
 
 /// What the umad client shares between devices.
 pub(crate) struct UmadContext {
@@ -190,14 +203,35 @@ impl Port {
         }
     }
 
-    /// Logs a notice about the port, on `umadN`.
-    pub(crate) fn notice(&self, message: core::fmt::Arguments<'_>) {
-        self.umad.notice(message);
+    /// Logs a notice about the port on `umadN`, within `limit`'s budget
+    /// (see [`notice!`]).
+    pub(crate) fn notice(&self, limit: &RateLimit, message: fmt::Arguments<'_>) {
+        if self.may_log(limit) {
+            self.umad.notice(message);
+        }
+    }
+
+    /// Whether `limit` lets a message through now; says how many it held
+    /// back before.
+    fn may_log(&self, limit: &RateLimit) -> bool {
+        match limit.check() {
+            Verdict::Print { suppressed: 0 } => true,
+            Verdict::Print { suppressed } => {
+                self.umad
+                    .notice(format_args!("{suppressed} messages suppressed\n"));
+                true
+            }
+            Verdict::Suppress => false,
+        }
     }
 
     /// ib_umad's warning for a process that registers an agent with the
     /// old header: it cannot see P_Key indexes.
     pub(crate) fn warn_old_abi(&self) {
+        static LIMIT: RateLimit = RateLimit::new();
+        if !self.may_log(&LIMIT) {
+            return;
+        }
         with_current_comm(|comm| {
             self.umad.warn(format_args!(
                 "process {comm} did not enable P_Key index support.\n"

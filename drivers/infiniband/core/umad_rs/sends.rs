@@ -17,16 +17,25 @@ use crate::{
     rules::mad::{tid_bucket, SendKind},
 };
 use core::ptr::NonNull;
-use kernel::{ffi::c_void, prelude::*};
+use kernel::{alloc::flags::__GFP_NOWARN, ffi::c_void, prelude::*};
 
 /// The buckets a file starts with: 64 list heads, a kilobyte.
 const FIRST_BUCKETS: usize = 64;
+
+/// The most buckets a table grows to: 4096 list heads, 64 KiB. Past 8192
+/// outstanding sends the chains grow longer, and a write still looks at a
+/// 4096th of what ib_umad walks; the last rehash, under the table's lock,
+/// moves 8192 packets.
+const MAX_BUCKETS: usize = 4096;
 
 pub(crate) struct SendTable {
     /// A power of two of them.
     buckets: KVec<PacketList>,
     /// Packets in the table.
     count: usize,
+    /// After a failed grow, the count below which the table does not try
+    /// again.
+    no_grow_below: usize,
 }
 
 /// The send a posted MAD carries as its context: which packet of the send
@@ -53,12 +62,14 @@ impl SendTable {
         Ok(Self {
             buckets: Self::empty_buckets(FIRST_BUCKETS)?,
             count: 0,
+            no_grow_below: 0,
         })
     }
 
-    /// `n` empty buckets, for a table or for `grow`.
+    /// `n` empty buckets, for a table or for `grow`. Without memory for
+    /// them the table does without: no warning.
     pub(crate) fn empty_buckets(n: usize) -> Result<KVec<PacketList>> {
-        let mut buckets = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut buckets = KVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
         for _ in 0..n {
             buckets.push(PacketList::new(), GFP_KERNEL)?;
         }
@@ -76,9 +87,18 @@ impl SendTable {
     }
 
     /// How many buckets the table should have, when more than it has:
-    /// twice as many once it holds more than two sends a bucket.
+    /// twice as many once it holds more than two sends a bucket, up to
+    /// [`MAX_BUCKETS`].
     pub(crate) fn wanted_buckets(&self) -> Option<usize> {
-        (self.count > 2 * self.buckets.len()).then(|| 2 * self.buckets.len())
+        let have = self.buckets.len();
+        let grow = self.count > 2 * have && have < MAX_BUCKETS && self.count >= self.no_grow_below;
+        grow.then(|| 2 * have)
+    }
+
+    /// There was no memory for the buckets `wanted_buckets` asked for: ask
+    /// again only once the table holds twice as many sends.
+    pub(crate) fn grow_failed(&mut self) {
+        self.no_grow_below = 2 * self.count;
     }
 
     /// Spreads the sends over `buckets` (from `empty_buckets`), if they

@@ -5,6 +5,7 @@
 //! order and their errnos are ib_umad's.
 
 use super::{Retired, UmadFile};
+use crate::port::notice;
 use crate::{
     glue::nospec::array_index_nospec,
     infiniband::mad::{Agent, QpType, RegRequest},
@@ -90,6 +91,16 @@ enum Register {
     V2,
 }
 
+impl Register {
+    /// ib_umad's name for the ioctl's handler, which its messages start with.
+    fn name(self) -> &'static str {
+        match self {
+            Register::V1 { .. } => "ib_umad_reg_agent",
+            Register::V2 => "ib_umad_reg_agent2",
+        }
+    }
+}
+
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
     pub(crate) fn ioctl(
@@ -115,24 +126,27 @@ impl UmadFile {
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();
         let Some(device) = port_state.device() else {
-            self.port
-                .notice(format_args!("register_agent: invalid device\n"));
+            notice!(self.port, "{}: invalid device\n", which.name());
             return Err(EPIPE);
         };
         let req = AgentRequest::read(arg, which)?;
         if req.qpn > 1 {
-            self.port.notice(format_args!(
-                "register_agent: invalid QPN {} specified\n",
+            notice!(
+                self.port,
+                "{}: invalid QPN {} specified\n",
+                which.name(),
                 req.qpn
-            ));
+            );
             return Err(EINVAL);
         }
         if req.unknown_flags != 0 {
-            self.port.notice(format_args!(
-                "register_agent2: invalid registration flags specified {:#x}; supported {:#x}\n",
+            notice!(
+                self.port,
+                "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
+                which.name(),
                 req.flags,
                 uapi::REG_FLAGS_CAP
-            ));
+            );
             // Tell the caller what is supported.
             let at = arg + offset_of!(RegReq2, flags);
             UserSlice::new(at, 4)
@@ -141,16 +155,21 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let Some(id) = state.agents.free_id() else {
-            self.port.notice(format_args!(
-                "register_agent: Max Agents ({MAX_AGENTS}) reached\n"
-            ));
+            notice!(
+                self.port,
+                "{}: Max Agents ({MAX_AGENTS}) reached\n",
+                which.name()
+            );
             return Err(ENOMEM);
         };
         let request = match req.request {
             None => None,
             Some(Err(oui)) => {
-                self.port
-                    .notice(format_args!("register_agent2: oui invalid {oui:#010x}\n"));
+                notice!(
+                    self.port,
+                    "{} failed: oui invalid {oui:#010x}\n",
+                    which.name()
+                );
                 return Err(EINVAL);
             }
             Some(Ok(ref request)) => Some(request),

@@ -3,6 +3,7 @@
 #include <linux/nsproxy.h>
 #include <linux/nospec.h>
 #include <linux/poll.h>
+#include <linux/ratelimit.h>
 #include <linux/sched.h>
 #include "shim.h"
 
@@ -155,4 +156,14 @@ struct kmem_cache *ib_umad_rs_kmem_cache_create(const char *name, unsigned int s
 void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags)
 {
 	return kmem_cache_alloc(cache, flags);
+}
+
+unsigned long ib_umad_rs_jiffies(void)
+{
+	return jiffies;
+}
+
+unsigned long ib_umad_rs_ratelimit_interval(void)
+{
+	return DEFAULT_RATELIMIT_INTERVAL;
 }

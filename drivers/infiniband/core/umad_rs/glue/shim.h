@@ -50,4 +50,7 @@ void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_use
 void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
 				const struct ib_mad_hdr *mad);
 
+unsigned long ib_umad_rs_jiffies(void);
+unsigned long ib_umad_rs_ratelimit_interval(void);
+
 #endif

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
@@ -581,6 +582,74 @@ TEST_F(data, threads_share_one_file)
 	}
 	pthread_join(answerer, NULL);
 	EXPECT_EQ(0, server.failed);
+}
+
+#define SHARED_READS 1000
+
+struct failing_reader {
+	int fd;
+	void *unwritable;
+	volatile bool stop;
+	int unexpected; /* an errno other than EFAULT or EAGAIN */
+};
+
+/* Reads into a bad buffer until told to stop: each read takes the head of
+ * the queue and, failing to copy it, puts it back. */
+static void *read_badly(void *arg)
+{
+	struct failing_reader *r = arg;
+
+	while (!r->stop) {
+		if (read(r->fd, r->unwritable, NEW_HDR + MAD) >= 0)
+			r->unexpected = -1;
+		else if (errno != EFAULT && errno != EAGAIN)
+			r->unexpected = errno;
+	}
+	return NULL;
+}
+
+/*
+ * Two readers of one file, one of which keeps failing (as libibumad's
+ * ENOSPC-then-retry does): the packet it puts back, and the count of
+ * queued packets with it, are back before anyone can see the queue, so
+ * arrivals are not dropped by the receive limit and poll does not see a
+ * queue that is not there.
+ */
+TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
+{
+	struct failing_reader bad = { .fd = self->server.fd };
+	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
+	__u8 mad[MAD], buf[NEW_HDR + MAD];
+	pthread_t thread;
+	int got = 0, sent;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	bad.unwritable = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad.unwritable != MAP_FAILED);
+	ASSERT_EQ(0, fcntl(self->server.fd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, read_badly, &bad));
+	for (sent = 1; sent <= SHARED_READS; sent++) {
+		mad_header(mad, VENDOR1_CLASS, GET, sent);
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+		while (read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
+			got++;
+	}
+	while (got < SHARED_READS && poll(&p, 1, 5000) == 1) {
+		ssize_t n = read(self->server.fd, buf, sizeof(buf));
+
+		if (n == NEW_HDR + MAD)
+			got++;
+		else
+			ASSERT_TRUE(n < 0 && (errno == EAGAIN || errno == EFAULT));
+	}
+	bad.stop = true;
+	pthread_join(thread, NULL);
+	munmap(bad.unwritable, 4096);
+	EXPECT_EQ(0, bad.unexpected);
+	EXPECT_EQ(SHARED_READS, got);
+	/* Nothing is left, and poll says so. */
+	EXPECT_EQ(0, poll(&p, 1, 0));
 }
 
 /* What select() and epoll say about fd, without waiting. */

@@ -118,6 +118,9 @@ static void chardev_attr(struct nlattr *attr, void *arg)
 		snprintf(c->name, sizeof(c->name), "%s", (char *)data);
 }
 
+/* A port number that get_chardev leaves out of the query. */
+#define NO_PORT UINT32_MAX
+
 /* GET_CHARDEV for client on ibdev/port; 0 or -errno. */
 static int get_chardev(const char *ibdev, uint32_t port, const char *client,
 		       struct chardev *out)
@@ -139,7 +142,8 @@ static int get_chardev(const char *ibdev, uint32_t port, const char *client,
 	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET_CHARDEV);
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nl_put(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, &index, sizeof(uint32_t));
-	nl_put(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, &port, sizeof(port));
+	if (port != NO_PORT)
+		nl_put(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, &port, sizeof(port));
 	nl_put(nlh, RDMA_NLDEV_ATTR_CHARDEV_TYPE, client, strlen(client) + 1);
 	ret = send(fd, buf, nlh->nlmsg_len, 0) < 0 ? -errno : -ENODATA;
 	memset(out, 0, sizeof(*out));
@@ -189,6 +193,14 @@ TEST(umad_chardev_of_a_missing_port)
 	EXPECT_EQ(-EINVAL, get_chardev(RIG_RXE, 2, "umad", &c));
 }
 
+/* ib_umad answers EINVAL: the IB core asks about port -1. */
+TEST(umad_chardev_without_a_port)
+{
+	struct chardev c;
+
+	EXPECT_EQ(-EINVAL, get_chardev(RIG_RXE, NO_PORT, "umad", &c));
+}
+
 TEST(issm_chardev_where_the_port_has_no_smi)
 {
 	struct ib_port ports[MAX_NODES];
@@ -204,6 +216,47 @@ TEST(issm_chardev_where_the_port_has_no_smi)
 						   "issm", &c));
 	}
 	EXPECT_GE(roce, 2);
+}
+
+#define MODPROBE "/proc/sys/kernel/modprobe"
+#define MODPROBE_LOG "/tmp/umad_netlink_modprobe.log"
+
+/*
+ * The issm client is attached to every device, as ib_umad's is, so a query
+ * about a port without an SMI is answered at once: the IB core looks for a
+ * client it does not find with request_module("rdma-client-issm").
+ */
+TEST(issm_chardev_query_loads_no_module)
+{
+	static const char logger[] = "/tmp/umad_netlink_modprobe.sh";
+	char saved[256] = "";
+	struct chardev c;
+	FILE *f;
+
+	f = fopen(MODPROBE, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(saved, sizeof(saved), f));
+	fclose(f);
+	saved[strcspn(saved, "\n")] = 0;
+	f = fopen(logger, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "#!/bin/sh\necho \"$@\" >> %s\n", MODPROBE_LOG);
+	fclose(f);
+	ASSERT_EQ(0, chmod(logger, 0755));
+	unlink(MODPROBE_LOG);
+	f = fopen(MODPROBE, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "%s\n", logger);
+	fclose(f);
+
+	EXPECT_EQ(-EOPNOTSUPP, get_chardev(RIG_RXE, 1, "issm", &c));
+
+	f = fopen(MODPROBE, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "%s\n", saved);
+	fclose(f);
+	EXPECT_NE(0, access(MODPROBE_LOG, F_OK)) TH_LOG("modprobe was called");
+	unlink(logger);
 }
 
 TEST_HARNESS_MAIN

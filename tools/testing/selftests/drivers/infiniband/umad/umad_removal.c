@@ -218,6 +218,48 @@ static void *hammer_registration(void *arg)
 	return NULL;
 }
 
+/* Kernel log records (from /dev/kmsg) that contain text; -errno. */
+static int kmsg_count(const char *text)
+{
+	char rec[2048];
+	int fd, n = 0;
+	ssize_t len;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		len = read(fd, rec, sizeof(rec) - 1);
+		if (len < 0 && errno == EPIPE)
+			continue; /* a record overwritten while reading */
+		if (len <= 0)
+			break;
+		rec[len] = 0;
+		n += strstr(rec, text) != NULL;
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * A program can provoke the driver's notices at will, here by registering
+ * on a file whose device is gone: at most printk_ratelimited's burst of 10
+ * reach the log. ib_umad prints every one (expected-failures-c.txt).
+ */
+TEST_F(removal, notices_a_program_provokes_are_rate_limited)
+{
+	const char *text = "ib_umad_reg_agent2: invalid device";
+	int before, after;
+
+	delete_rig_rxe(_metadata, self);
+	before = kmsg_count(text);
+	ASSERT_LE(0, before);
+	for (int i = 0; i < 1000; i++)
+		ASSERT_EQ(-EPIPE, reg2(self->fd, VENDOR1_CLASS, 1, NULL));
+	after = kmsg_count(text);
+	EXPECT_GE(10, after - before) TH_LOG("%d lines for 1000 refusals", after - before);
+}
+
 TEST(registration_races_removal)
 {
 	const int cycles = 10;

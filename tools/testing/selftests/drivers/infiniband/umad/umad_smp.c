@@ -500,6 +500,35 @@ TEST_F(lo, drop_next_loses_the_first_try_and_the_retry_is_answered)
 	EXPECT_EQ(-ETIMEDOUT, recv_on(self, 3, 200));
 }
 
+#define OUTSTANDING 20000
+
+/*
+ * Twenty thousand requests outstanding on one file (every packet dropped,
+ * a minute's timeout): each write is taken, the duplicate-TID rule still
+ * holds once the send table has grown as far as it grows, and closing the
+ * file with all of them outstanding is clean (the rig fails the run on
+ * any kernel report, an allocation warning among them).
+ */
+TEST_F_TIMEOUT(lo, many_thousands_of_sends_outstanding, 300)
+{
+	uint32_t first = self->tid + 1;
+	int client, server;
+
+	gsi_pair(_metadata, self, 0, 3, &client, &server);
+	ASSERT_EQ(0, write_knob("drop_every_nth", 1));
+	for (int i = 0; i < OUTSTANDING; i++) {
+		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 60000, 0))
+			TH_LOG("send %d", i);
+	}
+	for (uint32_t tid = first; tid < first + OUTSTANDING; tid += 997) {
+		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
+		self->mad->tid = htobe64(tid);
+		EXPECT_GT(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 60000, 0))
+			TH_LOG("TID %u taken twice", tid);
+	}
+}
+
 TEST_F(lo, drop_every_nth_1_loses_every_try)
 {
 	long dropped = stat_of("dropped");

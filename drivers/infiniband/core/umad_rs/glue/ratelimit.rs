@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Rate limits for messages a program can provoke at will, as
+//! `printk_ratelimited` has them: at most `BURST` messages from one place
+//! in each `INTERVAL`, and a count of the ones held back when the next
+//! interval lets a message through.
+//!
+//! Upstream counterpart: none in the `kernel` crate (C has `__ratelimit`
+//! and `struct ratelimit_state`, whose initialiser Rust cannot make const).
+
+use super::bindings;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+/// `DEFAULT_RATELIMIT_BURST`: messages let through per interval.
+const BURST: u32 = 10;
+
+/// One place's message budget.
+///
+/// # Invariants
+///
+/// `start` is the jiffies at which the current interval began (0: none
+/// yet); `printed` and `missed` count that interval's messages.
+pub(crate) struct RateLimit {
+    start: AtomicUsize,
+    printed: AtomicU32,
+    missed: AtomicU32,
+}
+
+/// What to do with one message.
+pub(crate) enum Verdict {
+    /// Print it; `suppressed` messages were held back before it.
+    Print { suppressed: u32 },
+    /// Hold it back.
+    Suppress,
+}
+
+impl RateLimit {
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: no interval yet.
+        Self {
+            start: AtomicUsize::new(0),
+            printed: AtomicU32::new(0),
+            missed: AtomicU32::new(0),
+        }
+    }
+
+    /// Counts a message. Racing callers may let a message or two more
+    /// through than `BURST`, as a log limit may.
+    pub(crate) fn check(&self) -> Verdict {
+        // SAFETY: reads the jiffies counter.
+        let now = unsafe { bindings::ib_umad_rs_jiffies() };
+        // SAFETY: reads a constant.
+        let interval = unsafe { bindings::ib_umad_rs_ratelimit_interval() };
+        let start = self.start.load(Ordering::Relaxed);
+        let mut suppressed = 0;
+        if start == 0 || now.wrapping_sub(start) >= interval {
+            // INVARIANT: a new interval, counted from nothing.
+            if self
+                .start
+                .compare_exchange(start, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.printed.store(0, Ordering::Relaxed);
+                suppressed = self.missed.swap(0, Ordering::Relaxed);
+            }
+        }
+        if self.printed.fetch_add(1, Ordering::Relaxed) < BURST {
+            Verdict::Print { suppressed }
+        } else {
+            self.missed.fetch_add(1, Ordering::Relaxed);
+            Verdict::Suppress
+        }
+    }
+}

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Races that need CPUs running at once (the rig's guests have two or more):
+ * device removal against every file operation, close and unregister
+ * against arrivals, writers against the send handler and timeouts, many
+ * files on one port. rxe0 is the client, rxe1 the server (and the device
+ * that goes). STRESS_CYCLES sets how many removal cycles run (default 20).
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <rdma/ib_user_mad.h>
+
+#include "kselftest_harness.h"
+#include "umad_test.h"
+
+#define HDR 64
+#define MAD 256
+#define VENDOR1_CLASS 0x0a
+#define GET 0x01
+#define GET_RESP 0x81
+#define QP1_QKEY 0x80010000
+#define JOIN_TIMEOUT_S 10
+
+static int open_umad(const char *ibdev, int flags)
+{
+	char path[128];
+
+	if (umad_path(ibdev, 1, path, sizeof(path)))
+		return -ENOENT;
+	return open(path, O_RDWR | flags);
+}
+
+/* REGISTER_AGENT2 for class and method (none: -1); the id, or -errno. */
+static int reg(int fd, int class, int method)
+{
+	struct ib_user_mad_reg_req2 req = {
+		.qpn = 1, .mgmt_class = class, .mgmt_class_version = 1,
+	};
+
+	if (method >= 0)
+		req.method_mask[0] = 1ULL << method;
+	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req))
+		return -errno;
+	return req.id;
+}
+
+/* Writes a MAD of method to gid with the agent; write's result or -errno. */
+static int send_mad(int fd, int agent, const __u8 *gid, int method, __u64 tid,
+		    int timeout_ms)
+{
+	__u8 buf[HDR + MAD] = { 0 };
+	struct ib_user_mad *umad = (void *)buf;
+	__u8 *mad = buf + HDR;
+	int ret;
+
+	umad->hdr.id = agent;
+	umad->hdr.timeout_ms = timeout_ms;
+	umad->hdr.qpn = htonl(1);
+	umad->hdr.qkey = htonl(QP1_QKEY);
+	umad->hdr.grh_present = 1;
+	umad->hdr.hop_limit = 64;
+	memcpy(umad->hdr.gid, gid, 16);
+	mad[0] = 1;
+	mad[1] = VENDOR1_CLASS;
+	mad[2] = 1;
+	mad[3] = method;
+	for (int i = 0; i < 8; i++)
+		mad[8 + i] = tid >> (56 - 8 * i);
+	ret = write(fd, buf, sizeof(buf));
+	return ret < 0 ? -errno : ret;
+}
+
+/* Joins thread within JOIN_TIMEOUT_S; false if it is still blocked. */
+static bool join_in_time(pthread_t thread)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += JOIN_TIMEOUT_S;
+	if (pthread_timedjoin_np(thread, NULL, &deadline)) {
+		pthread_detach(thread);
+		return false;
+	}
+	return true;
+}
+
+/* The harness has per-test timeouts only for fixtures. */
+FIXTURE(stress) {
+	int unused;
+};
+
+FIXTURE_SETUP(stress)
+{
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+static int stress_cycles(void)
+{
+	const char *env = getenv("STRESS_CYCLES");
+
+	return env ? atoi(env) : 20;
+}
+
+/* One kind of operation, looped on a umad file of rxe1 until stopped. */
+struct worker {
+	const char *what;
+	void *(*fn)(void *);
+	int fd;
+	__u8 client_gid[16];
+	volatile bool stop;
+	int unexpected; /* an errno the operation may not give, or 0 */
+	long done;
+};
+
+static void expect_errno(struct worker *w, int err, const int *allowed)
+{
+	for (; *allowed; allowed++)
+		if (err == *allowed)
+			return;
+	w->unexpected = err;
+}
+
+static void *do_reads(void *arg)
+{
+	static const int allowed[] = { EIO, EAGAIN, 0 };
+	struct worker *w = arg;
+	__u8 buf[HDR + MAD];
+
+	/* Blocking: the removal must wake it (EIO). */
+	while (!w->stop) {
+		if (read(w->fd, buf, sizeof(buf)) < 0) {
+			expect_errno(w, errno, allowed);
+			if (errno == EIO)
+				break;
+		}
+		w->done++;
+	}
+	return NULL;
+}
+
+static void *do_polls(void *arg)
+{
+	struct worker *w = arg;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+
+	while (!w->stop) {
+		if (poll(&p, 1, 20) < 0)
+			w->unexpected = errno;
+		if (p.revents & POLLERR)
+			break;
+		w->done++;
+	}
+	return NULL;
+}
+
+static void *do_writes(void *arg)
+{
+	static const int allowed[] = { EIO, EINVAL, 0 };
+	struct worker *w = arg;
+	int agent = reg(w->fd, 0, -1);
+
+	for (__u64 tid = 1; !w->stop; tid++) {
+		int ret = agent < 0 ? agent : send_mad(w->fd, agent, w->client_gid, GET, tid, 0);
+
+		if (ret < 0)
+			expect_errno(w, -ret, allowed);
+		w->done++;
+	}
+	return NULL;
+}
+
+static void *do_ioctls(void *arg)
+{
+	static const int allowed[] = { EPIPE, EINVAL, ENOMEM, 0 };
+	struct worker *w = arg;
+
+	while (!w->stop) {
+		int id = reg(w->fd, 0, -1);
+
+		if (id >= 0 && ioctl(w->fd, IB_USER_MAD_UNREGISTER_AGENT, &id))
+			expect_errno(w, errno, allowed);
+		else if (id < 0)
+			expect_errno(w, -id, allowed);
+		if (ioctl(w->fd, IB_USER_MAD_ENABLE_PKEY))
+			expect_errno(w, errno, allowed);
+		w->done++;
+	}
+	return NULL;
+}
+
+static void *do_opens(void *arg)
+{
+	static const int allowed[] = { ENOENT, ENXIO, ENODEV, 0 };
+	struct worker *w = arg;
+
+	while (!w->stop) {
+		int fd = open_umad(RIG_RXE, 0);
+
+		if (fd < 0)
+			expect_errno(w, fd == -ENOENT ? ENOENT : errno, allowed);
+		else if (close(fd))
+			w->unexpected = errno;
+		w->done++;
+	}
+	return NULL;
+}
+
+/*
+ * rxe1 goes (and comes back) while other CPUs read, poll, write, register,
+ * unregister, open and close its umad node: every operation fails with
+ * its errno, every thread returns, and the next cycle starts clean.
+ */
+TEST_F_TIMEOUT(stress, removal_races_every_operation, 600)
+{
+	struct worker workers[] = {
+		{ .what = "read", .fn = do_reads },
+		{ .what = "poll", .fn = do_polls },
+		{ .what = "write", .fn = do_writes },
+		{ .what = "ioctl", .fn = do_ioctls },
+		{ .what = "open/close", .fn = do_opens },
+	};
+	const int n = sizeof(workers) / sizeof(workers[0]);
+	int cycles = stress_cycles();
+	pthread_t threads[n];
+
+	for (int c = 0; c < cycles; c++) {
+		for (int i = 0; i < n; i++) {
+			struct worker *w = &workers[i];
+
+			w->stop = false;
+			w->unexpected = 0;
+			w->done = 0;
+			ASSERT_EQ(0, read_gid("rxe0", 1, 0, w->client_gid));
+			w->fd = open_umad(RIG_RXE, 0);
+			ASSERT_LE(0, w->fd);
+			if (w->fn == do_reads || w->fn == do_polls)
+				ASSERT_LE(0, reg(w->fd, VENDOR1_CLASS + i, GET));
+			ASSERT_EQ(0, pthread_create(&threads[i], NULL, w->fn, w));
+		}
+		usleep(1000 * (c % 7) * 3);
+		ASSERT_EQ(0, rig_rxe_delete());
+		usleep(20 * 1000);
+		for (int i = 0; i < n; i++)
+			workers[i].stop = true;
+		for (int i = 0; i < n; i++) {
+			struct worker *w = &workers[i];
+
+			EXPECT_TRUE(join_in_time(threads[i]))
+				TH_LOG("cycle %d: %s still blocked %d s after the removal", c,
+				       w->what, JOIN_TIMEOUT_S);
+			EXPECT_EQ(0, w->unexpected)
+				TH_LOG("cycle %d: %s: %s", c, w->what, strerror(w->unexpected));
+			EXPECT_EQ(0, close(w->fd));
+		}
+		ASSERT_EQ(0, rig_rxe_add());
+		if (_metadata->exit_code)
+			break;
+	}
+}
+
+/* Floods rxe1's class VENDOR1_CLASS with GETs from rxe0 until stopped. */
+struct flood {
+	int fd, agent;
+	__u8 server_gid[16];
+	volatile bool stop;
+	int failed; /* a write's errno, or 0 */
+	long sent;
+};
+
+static void *flood(void *arg)
+{
+	struct flood *f = arg;
+
+	for (__u64 tid = 1; !f->stop; tid++) {
+		int ret = send_mad(f->fd, f->agent, f->server_gid, GET, tid, 0);
+
+		if (ret < 0)
+			f->failed = -ret;
+		else
+			f->sent++;
+	}
+	return NULL;
+}
+
+static void start_flood(struct __test_metadata *_metadata, struct flood *f,
+			pthread_t *thread)
+{
+	f->fd = open_umad("rxe0", 0);
+	ASSERT_LE(0, f->fd);
+	f->agent = reg(f->fd, 0, -1);
+	ASSERT_LE(0, f->agent);
+	ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, f->server_gid));
+	ASSERT_EQ(0, pthread_create(thread, NULL, flood, f));
+}
+
+static void stop_flood(struct __test_metadata *_metadata, struct flood *f,
+		       pthread_t thread)
+{
+	f->stop = true;
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, f->failed) TH_LOG("flood: %s", strerror(f->failed));
+	EXPECT_LT(0, f->sent);
+	close(f->fd);
+}
+
+/* Server files come and go while MADs for their class arrive. */
+TEST_F_TIMEOUT(stress, close_races_arrivals, 300)
+{
+	struct flood f = { 0 };
+	pthread_t thread;
+
+	start_flood(_metadata, &f, &thread);
+	for (int i = 0; i < 200; i++) {
+		int fd = open_umad(RIG_RXE, 0);
+		__u8 buf[HDR + MAD];
+
+		ASSERT_LE(0, fd);
+		ASSERT_LE(0, reg(fd, VENDOR1_CLASS, GET));
+		ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+		for (int r = 0; r < i % 5; r++)
+			read(fd, buf, sizeof(buf));
+		usleep(200 * (i % 10));
+		ASSERT_EQ(0, close(fd));
+	}
+	stop_flood(_metadata, &f, thread);
+}
+
+/* One server file registers and unregisters while MADs arrive. */
+TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
+{
+	struct flood f = { 0 };
+	pthread_t thread;
+	int fd;
+
+	fd = open_umad(RIG_RXE, 0);
+	ASSERT_LE(0, fd);
+	start_flood(_metadata, &f, &thread);
+	for (int i = 0; i < 500; i++) {
+		int id = reg(fd, VENDOR1_CLASS, GET);
+
+		ASSERT_LE(0, id);
+		usleep(100 * (i % 10));
+		ASSERT_EQ(0, ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
+	}
+	stop_flood(_metadata, &f, thread);
+	EXPECT_EQ(0, close(fd));
+}
+
+#define FILES 16
+#define PER_FILE 20
+
+/* Answers every GET on its file until stopped. */
+struct answerer {
+	int fd, agent;
+	__u8 client_gid[16];
+	volatile bool stop;
+	int failed;
+};
+
+static void *answer(void *arg)
+{
+	struct answerer *a = arg;
+	struct pollfd p = { .fd = a->fd, .events = POLLIN };
+	__u8 buf[HDR + MAD];
+
+	while (!a->stop) {
+		__u64 tid = 0;
+
+		if (poll(&p, 1, 50) != 1)
+			continue;
+		if (read(a->fd, buf, sizeof(buf)) != sizeof(buf)) {
+			a->failed = errno;
+			continue;
+		}
+		for (int i = 0; i < 8; i++)
+			tid = tid << 8 | buf[HDR + 8 + i];
+		if (send_mad(a->fd, a->agent, a->client_gid, GET_RESP, tid, 0) < 0)
+			a->failed = errno;
+	}
+	return NULL;
+}
+
+struct requester {
+	int fd, agent, index;
+	__u8 server_gid[16];
+	int answered, failed;
+};
+
+/* Sends PER_FILE requests and reads the answers, each to its own file. */
+static void *request(void *arg)
+{
+	struct requester *r = arg;
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	__u8 buf[HDR + MAD];
+
+	for (int i = 0; i < PER_FILE; i++) {
+		__u64 tid = (__u64)r->index << 16 | i;
+
+		if (send_mad(r->fd, r->agent, r->server_gid, GET, tid, 5000) < 0) {
+			r->failed = errno;
+			return NULL;
+		}
+		if (poll(&p, 1, 10000) != 1 || read(r->fd, buf, sizeof(buf)) != sizeof(buf)) {
+			r->failed = ETIMEDOUT;
+			return NULL;
+		}
+		if (buf[HDR + 3] == GET_RESP && buf[HDR + 15] == i &&
+		    buf[HDR + 13] == r->index)
+			r->answered++;
+	}
+	return NULL;
+}
+
+/* Sixteen files on one port, each with its requests outstanding at once:
+ * every answer reaches the file that asked. */
+TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
+{
+	struct answerer a = { 0 };
+	struct requester r[FILES];
+	pthread_t server, threads[FILES];
+
+	a.fd = open_umad(RIG_RXE, 0);
+	ASSERT_LE(0, a.fd);
+	a.agent = reg(a.fd, VENDOR1_CLASS, GET);
+	ASSERT_LE(0, a.agent);
+	ASSERT_EQ(0, read_gid("rxe0", 1, 0, a.client_gid));
+	ASSERT_EQ(0, pthread_create(&server, NULL, answer, &a));
+	for (int i = 0; i < FILES; i++) {
+		r[i] = (struct requester){ .index = i };
+		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, r[i].server_gid));
+		r[i].fd = open_umad("rxe0", 0);
+		ASSERT_LE(0, r[i].fd);
+		r[i].agent = reg(r[i].fd, 0, -1);
+		ASSERT_LE(0, r[i].agent);
+	}
+	for (int i = 0; i < FILES; i++)
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, request, &r[i]));
+	for (int i = 0; i < FILES; i++) {
+		pthread_join(threads[i], NULL);
+		EXPECT_EQ(0, r[i].failed) TH_LOG("file %d: %s", i, strerror(r[i].failed));
+		EXPECT_EQ(PER_FILE, r[i].answered) TH_LOG("file %d", i);
+		close(r[i].fd);
+	}
+	a.stop = true;
+	pthread_join(server, NULL);
+	EXPECT_EQ(0, a.failed);
+	close(a.fd);
+}
+
+#define WRITERS 4
+#define PER_WRITER 50
+
+struct timed_writer {
+	int fd, agent, index;
+	__u8 server_gid[16];
+	int failed;
+};
+
+static void *write_unanswered(void *arg)
+{
+	struct timed_writer *w = arg;
+
+	for (int i = 0; i < PER_WRITER; i++)
+		if (send_mad(w->fd, w->agent, w->server_gid, GET,
+			     (__u64)w->index << 16 | i, 20) < 0)
+			w->failed = errno;
+	return NULL;
+}
+
+/*
+ * Writers on one file race the send handler: their requests time out
+ * (the server registered the class and never answers) while others are
+ * still being written; one timeout report comes back for each.
+ */
+TEST_F_TIMEOUT(stress, writers_race_the_send_handler_and_timeouts, 300)
+{
+	struct timed_writer w[WRITERS];
+	pthread_t threads[WRITERS];
+	struct pollfd p;
+	int server, client, agent, reports = 0;
+	__u8 buf[HDR + MAD];
+	struct ib_user_mad *umad = (void *)buf;
+
+	server = open_umad(RIG_RXE, 0);
+	ASSERT_LE(0, server);
+	ASSERT_LE(0, reg(server, VENDOR1_CLASS, GET));
+	client = open_umad("rxe0", 0);
+	ASSERT_LE(0, client);
+	agent = reg(client, 0, -1);
+	ASSERT_LE(0, agent);
+	for (int i = 0; i < WRITERS; i++) {
+		w[i] = (struct timed_writer){ .fd = client, .agent = agent, .index = i };
+		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, w[i].server_gid));
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, write_unanswered, &w[i]));
+	}
+	p = (struct pollfd){ .fd = client, .events = POLLIN };
+	while (reports < WRITERS * PER_WRITER && poll(&p, 1, 5000) == 1) {
+		ASSERT_EQ((ssize_t)sizeof(buf), read(client, buf, sizeof(buf)));
+		EXPECT_EQ((__u32)ETIMEDOUT, umad->hdr.status);
+		reports++;
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		pthread_join(threads[i], NULL);
+		EXPECT_EQ(0, w[i].failed) TH_LOG("writer %d: %s", i, strerror(w[i].failed));
+	}
+	EXPECT_EQ(WRITERS * PER_WRITER, reports);
+	close(client);
+	close(server);
+}
+
+TEST_HARNESS_MAIN
