@@ -94,9 +94,11 @@ def main():
             cells.append(f"{cell:<6}")
         print(f"{test:<{width}}  " + "  ".join(cells))
 
+    programs = {t.split(":", 1)[0] for t in tests}
     for d in ran:
         for test in expected[d]:
-            if test not in tests:
+            # A program left out (rig.tests) says nothing of its tests.
+            if test not in tests and test.split(":", 1)[0] in programs:
                 failed += 1
                 problems.append(f"{d}: {test} is listed as expected to fail but does not exist")
     if not finished:

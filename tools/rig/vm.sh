@@ -7,6 +7,7 @@
 #   vm.sh plain profile                   the same under the host's perf
 # RIG_TESTS=a,b runs only those selftests (while working on them);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
+# RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
 # adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
 # instructions).
@@ -97,6 +98,8 @@ cmdline=
 cmdline+=" rig.flavour=$flavour"
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_STRESS_CYCLES:-}" ] || cmdline+=" rig.stress_cycles=$RIG_STRESS_CYCLES"
+[ -z "${RIG_FUZZ_OPS:-}" ] || cmdline+=" rig.fuzz_ops=$RIG_FUZZ_OPS"
+[ -z "${RIG_FUZZ_SEED:-}" ] || cmdline+=" rig.fuzz_seed=$RIG_FUZZ_SEED"
 cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
 log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"

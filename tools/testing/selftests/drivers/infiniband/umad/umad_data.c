@@ -113,7 +113,8 @@ static __u64 mad_tid(const __u8 *mad)
 static ssize_t send_to(struct end *from, const __u8 *to, const __u8 *mad, size_t len,
 		       int timeout_ms, int retries)
 {
-	static __u8 buf[NEW_HDR + 64 * 1024];
+	/* Per thread: writers share files, not buffers. */
+	static __thread __u8 buf[NEW_HDR + 64 * 1024];
 	struct ib_user_mad *umad = (void *)buf;
 	ssize_t ret;
 
@@ -594,7 +595,9 @@ struct failing_reader {
 };
 
 /* Reads into a bad buffer until told to stop: each read takes the head of
- * the queue and, failing to copy it, puts it back. */
+ * the queue and, failing to copy it, puts it back. It pauses between reads,
+ * as a reader retrying with a bigger buffer would, so that the other
+ * reader is not starved. */
 static void *read_badly(void *arg)
 {
 	struct failing_reader *r = arg;
@@ -604,6 +607,7 @@ static void *read_badly(void *arg)
 			r->unexpected = -1;
 		else if (errno != EFAULT && errno != EAGAIN)
 			r->unexpected = errno;
+		usleep(100);
 	}
 	return NULL;
 }
