@@ -96,6 +96,11 @@ log=$logdir/$flavour-$mode.log
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
 cmdline+=" rig.flavour=$flavour"
+# The race kernel runs what races: KCSAN sees C code only, and the rest of
+# the suite is the plain and debug kernels' to run.
+if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm
+fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_STRESS_CYCLES:-}" ] || cmdline+=" rig.stress_cycles=$RIG_STRESS_CYCLES"
 [ -z "${RIG_FUZZ_OPS:-}" ] || cmdline+=" rig.fuzz_ops=$RIG_FUZZ_OPS"
