@@ -261,6 +261,10 @@ TEST_F(data, a_duplicate_outstanding_tid_is_refused)
 	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
 }
 
+/* Long enough that none times out however slow the guest: they are to
+ * stay outstanding. */
+#define OUTSTANDING_MS 120000
+
 /* With hundreds outstanding (the table grows), the rule still holds. */
 TEST_F(data, the_duplicate_check_holds_with_hundreds_outstanding)
 {
@@ -270,16 +274,16 @@ TEST_F(data, the_duplicate_check_holds_with_hundreds_outstanding)
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	for (__u64 tid = 1; tid <= 600; tid++) {
 		mad_header(mad, VENDOR1_CLASS, GET, tid);
-		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 10000, 0))
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
 			TH_LOG("TID %llu", (unsigned long long)tid);
 	}
 	for (__u64 tid = 1; tid <= 600; tid += 37) {
 		mad_header(mad, VENDOR1_CLASS, GET, tid);
-		EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD, 10000, 0))
+		EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
 			TH_LOG("TID %llu", (unsigned long long)tid);
 	}
 	mad_header(mad, VENDOR1_CLASS, GET, 601);
-	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 10000, 0));
+	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0));
 	/* Closing with them all outstanding is the fixture's teardown. */
 }
 

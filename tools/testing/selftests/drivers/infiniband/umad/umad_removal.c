@@ -254,10 +254,11 @@ TEST_F(removal, notices_a_program_provokes_are_rate_limited)
 	delete_rig_rxe(_metadata, self);
 	before = kmsg_count(text);
 	ASSERT_LE(0, before);
-	for (int i = 0; i < 1000; i++)
+	/* Few enough that the log buffer keeps every line of them. */
+	for (int i = 0; i < 200; i++)
 		ASSERT_EQ(-EPIPE, reg2(self->fd, VENDOR1_CLASS, 1, NULL));
 	after = kmsg_count(text);
-	EXPECT_GE(10, after - before) TH_LOG("%d lines for 1000 refusals", after - before);
+	EXPECT_GE(10, after - before) TH_LOG("%d lines for 200 refusals", after - before);
 }
 
 TEST(registration_races_removal)

@@ -6,6 +6,16 @@
 #ifndef UMAD_TEST_H
 #define UMAD_TEST_H
 
+/*
+ * The harness gives each test 30 s, too little for device removal cycles
+ * on the debug and race kernels of SMP guests under TCG. A hang is still
+ * caught: by this limit, and by the guest's per-program one.
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 180
+#endif
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
