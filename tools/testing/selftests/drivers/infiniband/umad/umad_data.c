@@ -20,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
+#include "umad_ud.h"
 
 #define NEW_HDR 64
 #define OLD_HDR 56
@@ -30,7 +31,6 @@
 #define GET 0x01
 #define GET_RESP 0x81
 #define RMPP_DATA 216 /* 256 - the vendor header (40) */
-#define QP1_QKEY 0x80010000
 
 struct end {
 	int fd;
@@ -119,14 +119,7 @@ static ssize_t send_to(struct end *from, const __u8 *to, const __u8 *mad, size_t
 	ssize_t ret;
 
 	memset(umad, 0, NEW_HDR);
-	umad->hdr.id = from->agent;
-	umad->hdr.timeout_ms = timeout_ms;
-	umad->hdr.retries = retries;
-	umad->hdr.qpn = htonl(1);
-	umad->hdr.qkey = htonl(QP1_QKEY);
-	umad->hdr.grh_present = 1;
-	umad->hdr.hop_limit = 64;
-	memcpy(umad->hdr.gid, to, 16);
+	umad_address(umad, from->agent, to, timeout_ms, retries);
 	memcpy(buf + NEW_HDR, mad, len);
 	ret = write(from->fd, buf, NEW_HDR + len);
 	return ret < 0 ? -errno : ret;

@@ -17,13 +17,13 @@
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
+#include "umad_ud.h"
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 #define HDR 64
 #define MAD 256
 #define VENDOR1_CLASS 0x0a
 #define GET 0x01
-#define QP1_QKEY 0x80010000
 /* More allocations than any of these calls makes. */
 #define MAX_NTH 200
 
@@ -109,12 +109,7 @@ static int send_get(int fd, int agent, const __u8 *gid, __u64 tid)
 	__u8 buf[HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
 
-	umad->hdr.id = agent;
-	umad->hdr.qpn = htonl(1);
-	umad->hdr.qkey = htonl(QP1_QKEY);
-	umad->hdr.grh_present = 1;
-	umad->hdr.hop_limit = 64;
-	memcpy(umad->hdr.gid, gid, 16);
+	umad_address(umad, agent, gid, 0, 0);
 	buf[HDR + 0] = 1;
 	buf[HDR + 1] = VENDOR1_CLASS;
 	buf[HDR + 2] = 1;

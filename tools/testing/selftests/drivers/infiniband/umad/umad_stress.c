@@ -15,13 +15,13 @@
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
+#include "umad_ud.h"
 
 #define HDR 64
 #define MAD 256
 #define VENDOR1_CLASS 0x0a
 #define GET 0x01
 #define GET_RESP 0x81
-#define QP1_QKEY 0x80010000
 #define JOIN_TIMEOUT_S 10
 
 static int open_umad(const char *ibdev, int flags)
@@ -56,13 +56,7 @@ static int send_mad(int fd, int agent, const __u8 *gid, int method, __u64 tid,
 	__u8 *mad = buf + HDR;
 	int ret;
 
-	umad->hdr.id = agent;
-	umad->hdr.timeout_ms = timeout_ms;
-	umad->hdr.qpn = htonl(1);
-	umad->hdr.qkey = htonl(QP1_QKEY);
-	umad->hdr.grh_present = 1;
-	umad->hdr.hop_limit = 64;
-	memcpy(umad->hdr.gid, gid, 16);
+	umad_address(umad, agent, gid, timeout_ms, 0);
 	mad[0] = 1;
 	mad[1] = VENDOR1_CLASS;
 	mad[2] = 1;
