@@ -396,11 +396,12 @@ static void *request(void *arg)
 	for (int i = 0; i < PER_FILE; i++) {
 		__u64 tid = (__u64)r->index << 16 | i;
 
-		if (send_mad(r->fd, r->agent, r->server_gid, GET, tid, 5000) < 0) {
+		/* Generous times: this is about where answers go, not when. */
+		if (send_mad(r->fd, r->agent, r->server_gid, GET, tid, 30000) < 0) {
 			r->failed = errno;
 			return NULL;
 		}
-		if (poll(&p, 1, 10000) != 1 || read(r->fd, buf, sizeof(buf)) != sizeof(buf)) {
+		if (poll(&p, 1, 60000) != 1 || read(r->fd, buf, sizeof(buf)) != sizeof(buf)) {
 			r->failed = ETIMEDOUT;
 			return NULL;
 		}
