@@ -107,10 +107,16 @@ fi
 [ -z "${RIG_FUZZ_SEED:-}" ] || cmdline+=" rig.fuzz_seed=$RIG_FUZZ_SEED"
 cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
+# Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
+# counting, for the benchmark) needs them on one.
+case ${RIG_QEMU_EXTRA:-} in
+*icount*) tcg_threads=single ;;
+*) tcg_threads=multi ;;
+esac
 log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
-	qemu-system-x86_64 -accel tcg,thread=multi -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
+	qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
 		-nic none -monitor none -serial stdio \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \
