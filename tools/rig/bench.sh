@@ -24,7 +24,7 @@ print(f"{title} (guest with {cpus} CPUs)")
 print(f"{'benchmark':<24} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
 for (name, unit), by in sorted(runs.items()):
     c, rust = statistics.median(by.get("c", [0])), statistics.median(by.get("rust", [0]))
-    better = "lower is better" if unit == "us" else "higher is better"
+    better = "lower is better" if unit == "us" or name.endswith("_lost") else "higher is better"
     ratio = rust / c if c else float("nan")
     print(f"{name + ' (' + unit + ')':<24} {c:>12.1f} {rust:>12.1f} {ratio:>8.2f}  {better}")
 PY

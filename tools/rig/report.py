@@ -5,7 +5,8 @@ Reads the "@@" lines that guest/init writes, the TAP that the selftests print,
 and the two expected-failure lists; prints every test's result per driver side
 by side, and exits non-zero on any unexpected result: a failure that is not
 listed, a listed failure that passed (so the lists cannot go stale), a test
-missing for one driver, or a guest that did not finish.
+missing for one driver, or a guest that did not finish. A program the guest
+did not start for a driver (a flavour's selection, rig.c_tests) shows "-".
 
     report.py <title> <serial log> <expected-failures-c> <expected-failures-rust>
 """
@@ -31,9 +32,11 @@ def read_expected(path):
 
 
 def read_results(log):
-    """{driver: {test id: "pass" | "fail" | "skip"}}, the set of drivers
-    whose phase ended, and whether the guest finished."""
+    """{driver: {test id: "pass" | "fail" | "skip"}}, {driver: programs
+    started}, the set of drivers whose phase ended, whether the guest
+    finished, and the lines to show."""
     results = {d: {} for d in DRIVERS}
+    started = {d: set() for d in DRIVERS}
     ended, finished, details = set(), False, []
     running = None  # the test program that started and has not exited
     with open(log, errors="replace") as f:
@@ -52,6 +55,8 @@ def read_results(log):
                 ended.add(line.split()[2])
             elif line.startswith("@@start ") and len(words) == 3:
                 running = f"{words[1]}: {words[2]}"
+                if words[1] in started:
+                    started[words[1]].add(words[2])
             elif line.startswith("@@exit "):
                 running = None
             elif line.startswith("@@rig verdict"):
@@ -60,13 +65,13 @@ def read_results(log):
                 details.append(line)
     if running and not finished:
         details.append(f"@@rig time ran out in {running}")
-    return results, ended, finished, details
+    return results, started, ended, finished, details
 
 
 def main():
     title, log, xfail_c, xfail_rust = sys.argv[1:5]
     expected = {"c": read_expected(xfail_c), "rust": read_expected(xfail_rust)}
-    results, ended, finished, details = read_results(log)
+    results, started, ended, finished, details = read_results(log)
     ran = [d for d in DRIVERS if results[d] or d in ended]
     tests = sorted(set().union(*(results[d] for d in ran)))
 
@@ -79,7 +84,10 @@ def main():
         for d in ran:
             outcome = results[d].get(test, "missing")
             listed = test in expected[d]
-            if outcome == "skip":
+            program = test.split(":", 1)[0]
+            if outcome == "missing" and finished and program not in started[d]:
+                cell = "-"
+            elif outcome == "skip":
                 cell, skipped = "SKIP", skipped + 1
             elif outcome == "pass" and not listed:
                 cell, passed = "ok", passed + 1

@@ -5,7 +5,8 @@
 #   vm.sh <plain|debug|race> demo             the README's main job
 #   vm.sh <plain|debug|race> bench            umad_bench against each driver
 #   vm.sh plain profile                   the same under the host's perf
-# RIG_TESTS=a,b runs only those selftests (while working on them);
+# RIG_TESTS=a,b runs only those selftests (while working on them), and
+# RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_removal);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
@@ -101,7 +102,14 @@ cmdline+=" rig.flavour=$flavour"
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
 	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm
 fi
+# The debug kernel runs all of ib_umad_rs, and of C what compares under
+# faults and removal: the plain kernel already has every C result, and
+# KASAN and kmemleak are there for ib_umad_rs's memory.
+if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal}
+fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
+[ -z "${RIG_C_TESTS:-}" ] || cmdline+=" rig.c_tests=$RIG_C_TESTS"
 [ -z "${RIG_STRESS_CYCLES:-}" ] || cmdline+=" rig.stress_cycles=$RIG_STRESS_CYCLES"
 [ -z "${RIG_FUZZ_OPS:-}" ] || cmdline+=" rig.fuzz_ops=$RIG_FUZZ_OPS"
 [ -z "${RIG_FUZZ_SEED:-}" ] || cmdline+=" rig.fuzz_seed=$RIG_FUZZ_SEED"

@@ -587,14 +587,14 @@ TEST_F(data, threads_share_one_file)
 struct failing_reader {
 	int fd;
 	void *unwritable;
+	int pause_us;
 	volatile bool stop;
 	int unexpected; /* an errno other than EFAULT or EAGAIN */
 };
 
 /* Reads into a bad buffer until told to stop: each read takes the head of
- * the queue and, failing to copy it, puts it back. It pauses between reads,
- * as a reader retrying with a bigger buffer would, so that the other
- * reader is not starved. */
+ * the queue and, failing to copy it, puts it back. It pauses pause_us
+ * between reads, as a reader retrying with a bigger buffer would. */
 static void *read_badly(void *arg)
 {
 	struct failing_reader *r = arg;
@@ -604,7 +604,8 @@ static void *read_badly(void *arg)
 			r->unexpected = -1;
 		else if (errno != EFAULT && errno != EAGAIN)
 			r->unexpected = errno;
-		usleep(100);
+		if (r->pause_us)
+			usleep(r->pause_us);
 	}
 	return NULL;
 }
@@ -618,9 +619,11 @@ static void *read_badly(void *arg)
  */
 TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 {
-	struct failing_reader bad = { .fd = self->server.fd };
+	/* The pause keeps the other reader from starving. */
+	struct failing_reader bad = { .fd = self->server.fd, .pause_us = 100 };
 	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
 	__u8 mad[MAD], buf[NEW_HDR + MAD];
+	struct timespec start;
 	pthread_t thread;
 	int got = 0, sent;
 
@@ -636,8 +639,15 @@ TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 		while (read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
 			got++;
 	}
-	while (got < SHARED_READS && poll(&p, 1, 5000) == 1) {
-		ssize_t n = read(self->server.fd, buf, sizeof(buf));
+	/* Short polls, retried: a poll that sleeps through a put-back MAD (the
+	 * next test) is not what this one is about. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (got < SHARED_READS && elapsed_ms(&start) < 60000) {
+		ssize_t n;
+
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		n = read(self->server.fd, buf, sizeof(buf));
 
 		if (n == NEW_HDR + MAD)
 			got++;
@@ -651,6 +661,47 @@ TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 	EXPECT_EQ(SHARED_READS, got);
 	/* Nothing is left, and poll says so. */
 	EXPECT_EQ(0, poll(&p, 1, 0));
+}
+
+#define POLLS 200
+
+/*
+ * A MAD that a failing reader puts back wakes the file's waiters, as an
+ * arrival does: a poll that looked while the MAD was out of the queue does
+ * not sleep through it. (C's requeue in ib_umad_read wakes nobody: such a
+ * poll sleeps until the next arrival.)
+ */
+TEST_F_TIMEOUT(data, a_mad_put_back_by_a_failing_read_wakes_the_poller, 120)
+{
+	struct failing_reader bad = { .fd = self->server.fd };
+	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
+	__u8 mad[MAD], buf[NEW_HDR + MAD];
+	pthread_t thread;
+	ssize_t n = -1;
+	int polls;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	bad.unwritable = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad.unwritable != MAP_FAILED);
+	ASSERT_EQ(0, fcntl(self->server.fd, F_SETFL, O_NONBLOCK));
+	mad_header(mad, VENDOR1_CLASS, GET, 1);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	/* Without a pause, the MAD is out of the queue half the time. */
+	ASSERT_EQ(0, pthread_create(&thread, NULL, read_badly, &bad));
+	for (polls = 0; polls < POLLS; polls++)
+		if (poll(&p, 1, 2000) != 1)
+			break;
+	bad.stop = true;
+	pthread_join(thread, NULL);
+	munmap(bad.unwritable, 4096);
+	EXPECT_EQ(POLLS, polls) TH_LOG("poll %d slept through the MAD put back", polls + 1);
+	EXPECT_EQ(0, bad.unexpected);
+	/* And the MAD is still there. */
+	for (int tries = 0; tries < 100 && n < 0; tries++)
+		n = recv_within(self->server.fd, buf, sizeof(buf), 100);
+	EXPECT_EQ(NEW_HDR + MAD, n);
 }
 
 /* What select() and epoll say about fd, without waiting. */

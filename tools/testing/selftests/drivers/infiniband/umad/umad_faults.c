@@ -1,17 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Allocation failures on the paths a task runs through the driver: open,
- * register, write (address handle, send buffer, packet) and read. Each
- * allocation such a call makes fails in turn (/proc/self/task/<tid>/fail-nth
- * with failslab failing sleeping allocations too): the call fails cleanly,
- * with ENOMEM or the errno C gives, and the file works again at once. The
- * rig's kmemleak pass after the phase shows nothing leaked. Needs a kernel
- * with CONFIG_FAILSLAB and fault injection's debugfs (the debug flavour);
- * skipped elsewhere.
+ * Allocation failures on every path of the driver that allocates.
+ *
+ * The paths a task runs through the driver (open, register, write with its
+ * address handle, send buffer and packet; and module load with the device
+ * add it does for every device present): each allocation such a call makes
+ * fails in turn (/proc/self/task/<tid>/fail-nth, with failslab failing
+ * sleeping allocations too). The call fails cleanly, with ENOMEM or the
+ * errno C gives, and works again at once.
+ *
+ * Receive runs in the MAD layer's completion work, not in a task of ours:
+ * failslab's stack filter fails the one allocation made under the driver's
+ * receive handler. The MAD is dropped and the next one arrives.
+ *
+ * A timeout report reuses the sent packet in both drivers, so it has no
+ * allocation to fail. The rig's kmemleak pass after the phase shows nothing
+ * leaked. Needs a kernel with CONFIG_FAILSLAB, fault injection's debugfs and
+ * its stack filter (the debug flavour); skipped elsewhere.
  */
 #include <arpa/inet.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <rdma/ib_user_mad.h>
 
@@ -26,6 +36,8 @@
 #define GET 0x01
 /* More allocations than any of these calls makes. */
 #define MAX_NTH 200
+/* Loading a module allocates more: the loader's own, then the driver's. */
+#define MAX_NTH_LOAD 5000
 
 static int write_str(const char *path, const char *value)
 {
@@ -40,6 +52,14 @@ static int write_str(const char *path, const char *value)
 }
 
 static char fail_nth_path[64];
+
+/* Points fail_nth_path at the calling thread's; false if there is none. */
+static bool fail_nth_available(void)
+{
+	snprintf(fail_nth_path, sizeof(fail_nth_path), "/proc/self/task/%ld/fail-nth",
+		 (long)syscall(SYS_gettid));
+	return !access(fail_nth_path, W_OK) && !access(FAILSLAB "ignore-gfp-wait", W_OK);
+}
 
 /* Makes the task's nth fault-injection point fail (0: none). */
 static int fail_nth(int n)
@@ -63,6 +83,70 @@ static bool failure_injected(void)
 	return atoi(buf) == 0;
 }
 
+/* The address range of module's function whose name contains name, from
+ * /proc/kallsyms: its address up to the module's next symbol. */
+static int module_function(const char *module, const char *name,
+			   unsigned long *start, unsigned long *end)
+{
+	char line[512], sym[384], mod[64];
+	unsigned long addr;
+	char type;
+	FILE *f;
+
+	*start = 0;
+	*end = ~0UL;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %383s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
+		    !strcmp(mod, module) && (type == 't' || type == 'T') &&
+		    strstr(sym, name))
+			*start = addr;
+	if (*start) {
+		rewind(f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%lx %c %383s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
+			    !strcmp(mod, module) && addr > *start && addr < *end)
+				*end = addr;
+	}
+	fclose(f);
+	return *start && *end != ~0UL ? 0 : -ENOENT;
+}
+
+static long read_long(const char *path)
+{
+	char buf[32];
+
+	return read_attr(path, buf, sizeof(buf)) ? -1 : strtol(buf, NULL, 0);
+}
+
+/* Fails the next allocation made below [start, end) in any task. */
+static int fail_below(unsigned long start, unsigned long end)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%#lx", start);
+	if (write_str(FAILSLAB "require-start", buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%#lx", end);
+	return write_str(FAILSLAB "require-end", buf) ||
+	       write_str(FAILSLAB "stacktrace-depth", "32") ||
+	       write_str(FAILSLAB "task-filter", "N") ||
+	       write_str(FAILSLAB "interval", "1") ||
+	       write_str(FAILSLAB "space", "0") ||
+	       write_str(FAILSLAB "times", "1") ||
+	       write_str(FAILSLAB "probability", "100");
+}
+
+/* failslab's defaults: nothing fails but what fail-nth asks for. */
+static void fail_nothing(void)
+{
+	write_str(FAILSLAB "probability", "0");
+	write_str(FAILSLAB "require-start", "0");
+	write_str(FAILSLAB "require-end", "0xffffffffffffffff");
+}
+
 FIXTURE(faults) {
 	int fd, agent;
 	__u8 peer_gid[16];
@@ -72,9 +156,7 @@ FIXTURE_SETUP(faults)
 {
 	char path[128];
 
-	snprintf(fail_nth_path, sizeof(fail_nth_path), "/proc/self/task/%ld/fail-nth",
-		 (long)syscall(SYS_gettid));
-	if (access(fail_nth_path, W_OK) || access(FAILSLAB "ignore-gfp-wait", W_OK))
+	if (!fail_nth_available())
 		SKIP(return, "no fail-nth or failslab on this kernel");
 	ASSERT_EQ(0, write_str(FAILSLAB "ignore-gfp-wait", "N"));
 	ASSERT_EQ(0, write_str(FAILSLAB "verbose", "0"));
@@ -88,20 +170,29 @@ FIXTURE_SETUP(faults)
 FIXTURE_TEARDOWN(faults)
 {
 	fail_nth(0);
+	fail_nothing();
 	write_str(FAILSLAB "ignore-gfp-wait", "Y");
 	if (self->fd >= 0)
 		close(self->fd);
 }
 
-static int reg(int fd)
+/* Registers for VENDOR1_CLASS, receiving requests of method (-1: none). */
+static int reg_method(int fd, int method)
 {
 	struct ib_user_mad_reg_req2 req = {
 		.qpn = 1, .mgmt_class = VENDOR1_CLASS, .mgmt_class_version = 1,
 	};
 
+	if (method >= 0)
+		req.method_mask[method / 64] |= 1ULL << (method % 64);
 	if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, &req))
 		return -errno;
 	return req.id;
+}
+
+static int reg(int fd)
+{
+	return reg_method(fd, -1);
 }
 
 static int send_get(int fd, int agent, const __u8 *gid, __u64 tid)
@@ -209,6 +300,190 @@ TEST_F(faults, write_fails_cleanly_at_every_allocation)
 			TH_LOG("after allocation %d", n);
 	}
 	EXPECT_LT(1, n);
+}
+
+/* Each driver's receive handler: the function the MAD layer calls. */
+static const char *recv_handler_of(const char *module)
+{
+	if (!strcmp(module, "ib_umad"))
+		return "ib_umad_recv_handler";
+	if (!strcmp(module, "ib_umad_rs"))
+		return "recv_callback";
+	return NULL;
+}
+
+TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives)
+{
+	const char *module = umad_module(), *handler;
+	__u8 buf[HDR + MAD];
+	unsigned long start, end;
+	char path[128];
+	int server, agent, i;
+	struct pollfd pfd;
+
+	ASSERT_TRUE(module != NULL);
+	handler = recv_handler_of(module);
+	ASSERT_TRUE(handler != NULL);
+	if (access(FAILSLAB "require-start", W_OK))
+		SKIP(return, "no fault-injection stack filter on this kernel");
+	ASSERT_EQ(0, module_function(module, handler, &start, &end))
+		TH_LOG("%s in %s not in /proc/kallsyms", handler, module);
+	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	server = open(path, O_RDWR | O_NONBLOCK);
+	ASSERT_LE(0, server);
+	ASSERT_EQ(0, reg_method(server, GET));
+	agent = reg(self->fd);
+	ASSERT_LE(0, agent);
+
+	ASSERT_EQ(0, fail_below(start, end));
+	ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, 1));
+	/* The failure is used up when the GET reaches the handler. */
+	for (i = 0; i < 100 && read_long(FAILSLAB "times"); i++)
+		usleep(100 * 1000);
+	fail_nothing();
+	ASSERT_EQ(0, read_long(FAILSLAB "times")) TH_LOG("the GET never reached %s", handler);
+	pfd = (struct pollfd){ .fd = server, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("a MAD queued without its packet");
+
+	ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, 2));
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_EQ(HDR + MAD, read(server, buf, sizeof(buf)));
+	EXPECT_EQ(GET, buf[HDR + 3]);
+	EXPECT_EQ(2, buf[HDR + 15]) TH_LOG("not the second GET");
+	close(server);
+}
+
+static int load_module(const char *ko)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, "", 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int unload_module(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+/* How many of the nodes named prefix<N> belong to ibdev. */
+static int nodes_of(const char *prefix, const char *ibdev)
+{
+	struct mad_node nodes[MAX_NODES];
+	int n = list_mad_nodes(prefix, nodes, MAX_NODES), count = 0;
+
+	for (int i = 0; i < n; i++)
+		count += !strcmp(nodes[i].ibdev, ibdev);
+	return count;
+}
+
+/* Whether every device has all the nodes it had at the start, or none. */
+static bool devices_all_or_nothing(struct __test_metadata *_metadata,
+				   const struct mad_node *umad, int n_umad, int n)
+{
+	bool ok = true;
+
+	for (int i = 0; i < n_umad; i++) {
+		const char *ibdev = umad[i].ibdev;
+		int want = nodes_of("umad", ibdev) ? 1 : 0;
+		int had = 0;
+
+		for (int j = 0; j < n_umad; j++)
+			had += !strcmp(umad[j].ibdev, ibdev);
+		if (nodes_of("umad", ibdev) != want * had) {
+			TH_LOG("allocation %d: %s has %d of its %d umad nodes", n, ibdev,
+			       nodes_of("umad", ibdev), had);
+			ok = false;
+		}
+		if (!want && nodes_of("issm", ibdev)) {
+			TH_LOG("allocation %d: %s has issm nodes but no umad node", n, ibdev);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* Whether after[] has each node of before[] by name, for the same port. */
+static bool same_nodes(struct __test_metadata *_metadata, const struct mad_node *before,
+		       const struct mad_node *after, int n)
+{
+	bool ok = true;
+
+	for (int i = 0; i < n; i++) {
+		int j = 0;
+
+		while (j < n && strcmp(before[i].name, after[j].name))
+			j++;
+		if (j == n || strcmp(before[i].ibdev, after[j].ibdev) ||
+		    before[i].port != after[j].port) {
+			TH_LOG("%s was %s/%d", before[i].name, before[i].ibdev, before[i].port);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/*
+ * Loading the driver with devices present: the module loader's allocations,
+ * the driver's init (class, char device regions, the two IB clients) and
+ * the add of every device. A failed load leaves no class, region or node
+ * behind; a load whose device add failed has no nodes of that device and
+ * all of the others', and unloads.
+ */
+TEST(a_load_that_cannot_allocate_leaves_nothing_behind)
+{
+	struct mad_node umad_before[MAX_NODES], umad_after[MAX_NODES];
+	struct mad_node issm_before[MAX_NODES], issm_after[MAX_NODES];
+	const char *ko = getenv("UMAD_MODULE_KO"), *module = umad_module();
+	int n_umad, n_issm, n, ret;
+	char name[64];
+	struct stat st;
+
+	if (!fail_nth_available())
+		SKIP(return, "no fail-nth or failslab on this kernel");
+	if (!ko || !module)
+		SKIP(return, "needs the rig: UMAD_MODULE_KO and the driver loaded");
+	snprintf(name, sizeof(name), "%s", module);
+	n_umad = list_mad_nodes("umad", umad_before, MAX_NODES);
+	n_issm = list_mad_nodes("issm", issm_before, MAX_NODES);
+	ASSERT_LT(0, n_umad);
+	ASSERT_EQ(0, write_str(FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, write_str(FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, unload_module(name));
+
+	for (n = 1; n < MAX_NTH_LOAD; n++) {
+		ASSERT_EQ(0, fail_nth(n));
+		ret = load_module(ko);
+		if (!failure_injected()) {
+			fail_nth(0);
+			ASSERT_EQ(0, ret);
+			break;
+		}
+		fail_nth(0);
+		if (ret) {
+			EXPECT_EQ(-ENOMEM, ret) TH_LOG("allocation %d: %s", n, strerror(-ret));
+			ASSERT_NE(0, stat(SYS_MAD_CLASS, &st))
+				TH_LOG("allocation %d: the class outlived a failed load", n);
+			continue;
+		}
+		ASSERT_TRUE(devices_all_or_nothing(_metadata, umad_before, n_umad, n));
+		ASSERT_EQ(0, unload_module(name)) TH_LOG("after allocation %d", n);
+		ASSERT_NE(0, stat(SYS_MAD_CLASS, &st)) TH_LOG("after allocation %d", n);
+	}
+	write_str(FAILSLAB "ignore-gfp-wait", "Y");
+	ASSERT_GT(MAX_NTH_LOAD, n) TH_LOG("the load never got through");
+	EXPECT_LT(1, n);
+	/* The load that got through gave every port its nodes, numbered as
+	 * before. */
+	ASSERT_EQ(n_umad, list_mad_nodes("umad", umad_after, MAX_NODES));
+	ASSERT_EQ(n_issm, list_mad_nodes("issm", issm_after, MAX_NODES));
+	EXPECT_TRUE(same_nodes(_metadata, umad_before, umad_after, n_umad));
+	EXPECT_TRUE(same_nodes(_metadata, issm_before, issm_after, n_issm));
+	TH_LOG("%d allocations failed in turn", n - 1);
 }
 
 TEST_HARNESS_MAIN

@@ -20,6 +20,11 @@
 #define FLOOD (LIMIT + LIMIT / 20) /* a margin for what rxe may lose */
 #define VENDOR_CLASS 0x0b
 #define GET 0x01
+#define SET 0x02
+/* The flood goes in batches no larger than the MAD layer's receive queue
+ * (512), each behind a marker that must arrive before the next batch: what
+ * rxe loses is then what the guest drops, not what a busy host makes it. */
+#define BATCH 256
 #define MAD_SIZE 256
 #define QP1_QKEY 0x80010000
 
@@ -41,7 +46,7 @@ static int open_port(struct port *p, const char *ibdev, const char *peer, long *
 	return read_gid(peer, 1, 0, p->to.gid);
 }
 
-static int send_get(struct port *p, void *umad, __u64 tid, int timeout_ms)
+static int send_method(struct port *p, void *umad, int method, __u64 tid, int timeout_ms)
 {
 	__u8 *mad = umad_get_mad(umad);
 
@@ -49,11 +54,16 @@ static int send_get(struct port *p, void *umad, __u64 tid, int timeout_ms)
 	mad[0] = 1;
 	mad[1] = VENDOR_CLASS;
 	mad[2] = 1;
-	mad[3] = GET;
+	mad[3] = method;
 	*(__u64 *)(mad + 8) = htobe64(tid);
 	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
 	umad_set_grh(umad, &p->to);
 	return umad_send(p->fd, p->agent, umad, MAD_SIZE, timeout_ms, 0);
+}
+
+static int send_get(struct port *p, void *umad, __u64 tid, int timeout_ms)
+{
+	return send_method(p, umad, GET, tid, timeout_ms);
 }
 
 /* Reads what is queued, without waiting; returns how many. */
@@ -88,7 +98,8 @@ FIXTURE_TEARDOWN(limit)
 TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 {
 	long get_only[16 / sizeof(long)] = { 1L << GET };
-	struct port client, server, silent;
+	long set_only[16 / sizeof(long)] = { 1L << SET };
+	struct port client, server, silent, marker;
 	const char *kernel = getenv("RIG_KERNEL");
 	long received, reports = 0;
 	void *umad;
@@ -104,9 +115,18 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 	ASSERT_EQ(0, open_port(&server, "rxe1", "rxe0", get_only));
 	/* Takes the server's own request and never answers it. */
 	ASSERT_EQ(0, open_port(&silent, "rxe0", "rxe1", get_only));
+	/* Beside the server, takes the markers. */
+	ASSERT_EQ(0, open_port(&marker, "rxe1", "rxe0", set_only));
 
 	for (long i = 0; i < FLOOD; i++) {
 		ASSERT_EQ(0, send_get(&client, umad, i, 0)) TH_LOG("send %ld", i);
+		if (i % BATCH != BATCH - 1)
+			continue;
+		/* One QP, in order: the marker lands after the batch. A lost
+		 * marker only costs the wait. */
+		ASSERT_EQ(0, send_method(&client, umad, SET, 2 * FLOOD + i, 0));
+		len = MAD_SIZE;
+		umad_recv(marker.fd, umad, &len, 2000);
 	}
 	/* Let the last ones land. */
 	sleep(2);
@@ -127,6 +147,7 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 	umad_close_port(client.fd);
 	umad_close_port(server.fd);
 	umad_close_port(silent.fd);
+	umad_close_port(marker.fd);
 	free(umad);
 	umad_done();
 }
