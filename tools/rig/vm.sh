@@ -9,6 +9,7 @@
 # RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_removal);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
+# RIG_TEST_TIMEOUT=s gives each test program s seconds (300; 600 off plain);
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
 # adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
 # instructions).
@@ -82,6 +83,8 @@ case $flavour in
 plain) pace=30 test_timeout=300 ;;
 *) pace=90 test_timeout=600 ;;
 esac
+# A long soak or fuzz run by hand needs more (RIG_TEST_TIMEOUT, seconds).
+test_timeout=${RIG_TEST_TIMEOUT:-$test_timeout}
 case $mode in
 suite) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + ntests * ndrivers * pace + test_timeout))} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-1200} ;;

@@ -83,14 +83,27 @@ static bool failure_injected(void)
 	return atoi(buf) == 0;
 }
 
-/* The address range of module's function whose name contains name, from
- * /proc/kallsyms: its address up to the module's next symbol. */
-static int module_function(const char *module, const char *name,
-			   unsigned long *start, unsigned long *end)
+/* Whether a /proc/kallsyms line is a function of module (NULL: the kernel
+ * proper), and its address and name. */
+static bool function_of(const char *line, const char *module, unsigned long *addr,
+			char *sym)
 {
-	char line[512], sym[384], mod[64];
+	char mod[64] = "", type;
+	int n = sscanf(line, "%lx %c %383s [%63[^]]]", addr, &type, sym, mod);
+
+	if (n < 3 || (type != 't' && type != 'T'))
+		return false;
+	return module ? n == 4 && !strcmp(mod, module) : n == 3;
+}
+
+/* The address range of the function of module (NULL: the kernel proper)
+ * whose name contains name, from /proc/kallsyms: its address up to the next
+ * function's. */
+static int function_range(const char *module, const char *name, unsigned long *start,
+			  unsigned long *end)
+{
+	char line[512], sym[384];
 	unsigned long addr;
-	char type;
 	FILE *f;
 
 	*start = 0;
@@ -99,15 +112,15 @@ static int module_function(const char *module, const char *name,
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx %c %383s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
-		    !strcmp(mod, module) && (type == 't' || type == 'T') &&
-		    strstr(sym, name))
+		/* (__pfx_ symbols are the padding before functions) */
+		if (function_of(line, module, &addr, sym) && strstr(sym, name) &&
+		    strncmp(sym, "__pfx_", 6))
 			*start = addr;
 	if (*start) {
 		rewind(f);
 		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%lx %c %383s [%63[^]]]", &addr, &type, sym, mod) == 4 &&
-			    !strcmp(mod, module) && addr > *start && addr < *end)
+			if (function_of(line, module, &addr, sym) && addr > *start &&
+			    addr < *end)
 				*end = addr;
 	}
 	fclose(f);
@@ -121,16 +134,24 @@ static long read_long(const char *path)
 	return read_attr(path, buf, sizeof(buf)) ? -1 : strtol(buf, NULL, 0);
 }
 
+/* Sets failslab's require or reject range of callers to [start, end). */
+static int fail_range(const char *which, unsigned long start, unsigned long end)
+{
+	char path[64], buf[32];
+
+	snprintf(path, sizeof(path), FAILSLAB "%s-start", which);
+	snprintf(buf, sizeof(buf), "%#lx", start);
+	if (write_str(path, buf))
+		return -1;
+	snprintf(path, sizeof(path), FAILSLAB "%s-end", which);
+	snprintf(buf, sizeof(buf), "%#lx", end);
+	return write_str(path, buf);
+}
+
 /* Fails the next allocation made below [start, end) in any task. */
 static int fail_below(unsigned long start, unsigned long end)
 {
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%#lx", start);
-	if (write_str(FAILSLAB "require-start", buf))
-		return -1;
-	snprintf(buf, sizeof(buf), "%#lx", end);
-	return write_str(FAILSLAB "require-end", buf) ||
+	return fail_range("require", start, end) ||
 	       write_str(FAILSLAB "stacktrace-depth", "32") ||
 	       write_str(FAILSLAB "task-filter", "N") ||
 	       write_str(FAILSLAB "interval", "1") ||
@@ -145,6 +166,8 @@ static void fail_nothing(void)
 	write_str(FAILSLAB "probability", "0");
 	write_str(FAILSLAB "require-start", "0");
 	write_str(FAILSLAB "require-end", "0xffffffffffffffff");
+	write_str(FAILSLAB "reject-start", "0");
+	write_str(FAILSLAB "reject-end", "0");
 }
 
 FIXTURE(faults) {
@@ -306,7 +329,7 @@ TEST_F(faults, write_fails_cleanly_at_every_allocation)
 static const char *recv_handler_of(const char *module)
 {
 	if (!strcmp(module, "ib_umad"))
-		return "ib_umad_recv_handler";
+		return "recv_handler";
 	if (!strcmp(module, "ib_umad_rs"))
 		return "recv_callback";
 	return NULL;
@@ -326,7 +349,7 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 	ASSERT_TRUE(handler != NULL);
 	if (access(FAILSLAB "require-start", W_OK))
 		SKIP(return, "no fault-injection stack filter on this kernel");
-	ASSERT_EQ(0, module_function(module, handler, &start, &end))
+	ASSERT_EQ(0, function_range(module, handler, &start, &end))
 		TH_LOG("%s in %s not in /proc/kallsyms", handler, module);
 	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
 	server = open(path, O_RDWR | O_NONBLOCK);
@@ -427,15 +450,38 @@ static bool same_nodes(struct __test_metadata *_metadata, const struct mad_node 
 	return ok;
 }
 
-/*
- * Loading the driver with devices present: the module loader's allocations,
- * the driver's init (class, char device regions, the two IB clients) and
- * the add of every device. A failed load leaves no class, region or node
- * behind; a load whose device add failed has no nodes of that device and
- * all of the others', and unloads.
- */
-TEST(a_load_that_cannot_allocate_leaves_nothing_behind)
+/* The harness has per-test timeouts only for fixtures. */
+FIXTURE(load) {
+	int unused;
+};
+
+FIXTURE_SETUP(load)
 {
+}
+
+FIXTURE_TEARDOWN(load)
+{
+	fail_nth(0);
+	fail_nothing();
+	write_str(FAILSLAB "ignore-gfp-wait", "Y");
+}
+
+/*
+ * Loading the driver with devices present: the driver's init (class, char
+ * device regions, the packet cache, the two IB clients) and the add of
+ * every device; with the stack filter, not the module loader's allocations
+ * before init, which are the same for every module. A failed load leaves no
+ * class, region or node behind; a load whose device add failed has no
+ * nodes of that device and all of the others', and unloads.
+ *
+ * Not failed: allocations under SLUB's sysfs_slab_add, which leaks the
+ * cache's kobject name when it fails (CVE-2024-25740; upstream since lets
+ * cache creation go on without sysfs, commit 2420baa8e046). C creates no
+ * cache; ib_umad_rs does, and would show the kernel's leak as its own.
+ */
+TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
+{
+	unsigned long start, end;
 	struct mad_node umad_before[MAX_NODES], umad_after[MAX_NODES];
 	struct mad_node issm_before[MAX_NODES], issm_after[MAX_NODES];
 	const char *ko = getenv("UMAD_MODULE_KO"), *module = umad_module();
@@ -453,6 +499,15 @@ TEST(a_load_that_cannot_allocate_leaves_nothing_behind)
 	ASSERT_LT(0, n_umad);
 	ASSERT_EQ(0, write_str(FAILSLAB "ignore-gfp-wait", "N"));
 	ASSERT_EQ(0, write_str(FAILSLAB "verbose", "0"));
+	/* With the stack filter: only the driver's init (and the device adds
+	 * it makes), not the module loader's own allocations before it. */
+	if (!access(FAILSLAB "reject-start", W_OK)) {
+		ASSERT_EQ(0, function_range(NULL, "do_init_module", &start, &end));
+		ASSERT_EQ(0, fail_range("require", start, end));
+		ASSERT_EQ(0, function_range(NULL, "sysfs_slab_add", &start, &end));
+		ASSERT_EQ(0, fail_range("reject", start, end));
+		ASSERT_EQ(0, write_str(FAILSLAB "stacktrace-depth", "32"));
+	}
 	ASSERT_EQ(0, unload_module(name));
 
 	for (n = 1; n < MAX_NTH_LOAD; n++) {
@@ -474,7 +529,6 @@ TEST(a_load_that_cannot_allocate_leaves_nothing_behind)
 		ASSERT_EQ(0, unload_module(name)) TH_LOG("after allocation %d", n);
 		ASSERT_NE(0, stat(SYS_MAD_CLASS, &st)) TH_LOG("after allocation %d", n);
 	}
-	write_str(FAILSLAB "ignore-gfp-wait", "Y");
 	ASSERT_GT(MAX_NTH_LOAD, n) TH_LOG("the load never got through");
 	EXPECT_LT(1, n);
 	/* The load that got through gave every port its nodes, numbered as

@@ -4,7 +4,8 @@
  * device removal against every file operation, close and unregister
  * against arrivals, writers against the send handler and timeouts, many
  * files on one port. rxe0 is the client, rxe1 the server (and the device
- * that goes). STRESS_CYCLES sets how many removal cycles run (default 20).
+ * that goes); the removal soak runs on ib_loopback too, whose ports have
+ * issm nodes. STRESS_CYCLES sets how many removal cycles run (default 20).
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -23,6 +24,8 @@
 #define GET 0x01
 #define GET_RESP 0x81
 #define JOIN_TIMEOUT_S 10
+#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+#define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
 
 static int open_umad(const char *ibdev, int flags)
 {
@@ -101,12 +104,15 @@ static int stress_cycles(void)
 	return env && *env ? atoi(env) : 20;
 }
 
-/* One kind of operation, looped on a umad file of rxe1 until stopped. */
+/* One kind of operation, looped on a file of ibdev's port 1 until stopped. */
 struct worker {
 	const char *what;
 	void *(*fn)(void *);
+	const char *ibdev;
 	int fd;
+	/* Where writes go: client_lid if the fabric is IB, else client_gid. */
 	__u8 client_gid[16];
+	__u16 client_lid;
 	volatile bool stop;
 	int unexpected; /* an errno the operation may not give, or 0 */
 	long done;
@@ -153,6 +159,29 @@ static void *do_polls(void *arg)
 	return NULL;
 }
 
+/* A GET to the worker's client, LID-routed on IB; write's result or -errno. */
+static int send_get_to_client(struct worker *w, int agent, __u64 tid)
+{
+	__u8 buf[HDR + MAD] = { 0 };
+	struct ib_user_mad *umad = (void *)buf;
+	int ret;
+
+	if (!w->client_lid)
+		return send_mad(w->fd, agent, w->client_gid, GET, tid, 0);
+	umad->hdr.id = agent;
+	umad->hdr.qpn = htonl(1);
+	umad->hdr.qkey = htonl(QP1_QKEY);
+	umad->hdr.lid = htons(w->client_lid);
+	buf[HDR + 0] = 1;
+	buf[HDR + 1] = VENDOR1_CLASS;
+	buf[HDR + 2] = 1;
+	buf[HDR + 3] = GET;
+	for (int i = 0; i < 8; i++)
+		buf[HDR + 8 + i] = tid >> (56 - 8 * i);
+	ret = write(w->fd, buf, sizeof(buf));
+	return ret < 0 ? -errno : ret;
+}
+
 static void *do_writes(void *arg)
 {
 	static const int allowed[] = { EIO, EINVAL, 0 };
@@ -160,7 +189,7 @@ static void *do_writes(void *arg)
 	int agent = reg(w->fd, 0, -1);
 
 	for (__u64 tid = 1; !w->stop; tid++) {
-		int ret = agent < 0 ? agent : send_mad(w->fd, agent, w->client_gid, GET, tid, 0);
+		int ret = agent < 0 ? agent : send_get_to_client(w, agent, tid);
 
 		if (ret < 0)
 			expect_errno(w, -ret, allowed);
@@ -194,7 +223,7 @@ static void *do_opens(void *arg)
 	struct worker *w = arg;
 
 	while (!w->stop) {
-		int fd = open_umad(RIG_RXE, 0);
+		int fd = open_umad(w->ibdev, 0);
 
 		if (fd < 0)
 			expect_errno(w, fd == -ENOENT ? ENOENT : errno, allowed);
@@ -205,12 +234,104 @@ static void *do_opens(void *arg)
 	return NULL;
 }
 
+/* Opens and closes ibdev's issm node: takes the port's IsSM bit and gives
+ * it back. */
+static void *do_issm_opens(void *arg)
+{
+	static const int allowed[] = { ENOENT, ENXIO, ENODEV, 0 };
+	struct worker *w = arg;
+	char path[128];
+
+	while (!w->stop) {
+		int fd = -ENOENT;
+
+		if (!mad_node_path("issm", w->ibdev, 1, path, sizeof(path)))
+			fd = open(path, O_RDWR);
+		if (fd < 0)
+			expect_errno(w, fd == -ENOENT ? ENOENT : errno, allowed);
+		else if (close(fd))
+			w->unexpected = errno;
+		w->done++;
+	}
+	return NULL;
+}
+
+/* A device whose port 1 goes and comes back while the workers use it. */
+struct removable {
+	const char *ibdev;
+	const char *client; /* the device whose port 1 the writes go to */
+	bool ib;	    /* IB link layer: LID-routed, with an issm node */
+	int (*remove)(void);
+	int (*add)(void);
+};
+
+static int write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int loopback_remove(void)
+{
+	return write_file(LOOPBACK_DBG "remove_device", "iblo1");
+}
+
+/* iblo1 again: the lowest free index, with the same LIDs. */
+static int loopback_add(void)
+{
+	return write_file(LOOPBACK_DBG "add_device", "2");
+}
+
+static int rxe_remove(void)
+{
+	return rig_rxe_delete();
+}
+
+FIXTURE(soak) {
+	bool loaded_here;
+};
+
+FIXTURE_VARIANT(soak) {
+	struct removable dev;
+};
+
+FIXTURE_VARIANT_ADD(soak, rxe) {
+	.dev = { .ibdev = RIG_RXE, .client = "rxe0",
+		 .remove = rxe_remove, .add = rig_rxe_add },
+};
+
+FIXTURE_VARIANT_ADD(soak, ib_loopback) {
+	.dev = { .ibdev = "iblo1", .client = "iblo0", .ib = true,
+		 .remove = loopback_remove, .add = loopback_add },
+};
+
+FIXTURE_SETUP(soak)
+{
+	if (variant->dev.ib && access(SYS_IB_CLASS "/iblo0", F_OK)) {
+		ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=2 nports=2"));
+		self->loaded_here = true;
+	}
+}
+
+FIXTURE_TEARDOWN(soak)
+{
+	if (self->loaded_here)
+		EXPECT_EQ(0, system("rmmod ib_loopback"));
+}
+
 /*
- * rxe1 goes (and comes back) while other CPUs read, poll, write, register,
- * unregister, open and close its umad node: every operation fails with
- * its errno, every thread returns, and the next cycle starts clean.
+ * The device goes (and comes back) while other CPUs read, poll, write,
+ * register, unregister, open and close its umad node, and open and close
+ * its issm node where it has one: every operation fails with its errno,
+ * every thread returns, and the next cycle starts clean.
  */
-TEST_F_TIMEOUT(stress, removal_races_every_operation, 600)
+TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 {
 	struct worker workers[] = {
 		{ .what = "read", .fn = do_reads },
@@ -218,27 +339,37 @@ TEST_F_TIMEOUT(stress, removal_races_every_operation, 600)
 		{ .what = "write", .fn = do_writes },
 		{ .what = "ioctl", .fn = do_ioctls },
 		{ .what = "open/close", .fn = do_opens },
+		{ .what = "issm open/close", .fn = do_issm_opens },
 	};
-	const int n = sizeof(workers) / sizeof(workers[0]);
+	const struct removable *dev = &variant->dev;
+	const int n = sizeof(workers) / sizeof(workers[0]) - !dev->ib;
 	int cycles = stress_cycles();
 	pthread_t threads[n];
+	char lid[16];
 
 	for (int c = 0; c < cycles; c++) {
 		for (int i = 0; i < n; i++) {
 			struct worker *w = &workers[i];
 
+			w->ibdev = dev->ibdev;
 			w->stop = false;
 			w->unexpected = 0;
 			w->done = 0;
-			ASSERT_EQ(0, read_gid("rxe0", 1, 0, w->client_gid));
-			w->fd = open_umad(RIG_RXE, 0);
+			if (dev->ib) {
+				ASSERT_EQ(0, read_attr(SYS_IB_CLASS "/iblo0/ports/1/lid", lid,
+						       sizeof(lid)));
+				w->client_lid = strtol(lid, NULL, 0);
+			} else {
+				ASSERT_EQ(0, read_gid(dev->client, 1, 0, w->client_gid));
+			}
+			w->fd = open_umad(dev->ibdev, 0);
 			ASSERT_LE(0, w->fd);
 			if (w->fn == do_reads || w->fn == do_polls)
 				ASSERT_LE(0, reg(w->fd, VENDOR1_CLASS + i, GET));
 			ASSERT_EQ(0, pthread_create(&threads[i], NULL, w->fn, w));
 		}
 		usleep(1000 * (c % 7) * 3);
-		ASSERT_EQ(0, rig_rxe_delete());
+		ASSERT_EQ(0, dev->remove());
 		usleep(20 * 1000);
 		for (int i = 0; i < n; i++)
 			workers[i].stop = true;
@@ -252,10 +383,11 @@ TEST_F_TIMEOUT(stress, removal_races_every_operation, 600)
 				TH_LOG("cycle %d: %s: %s", c, w->what, strerror(w->unexpected));
 			EXPECT_EQ(0, close(w->fd));
 		}
-		ASSERT_EQ(0, rig_rxe_add());
+		ASSERT_EQ(0, dev->add());
 		if (_metadata->exit_code)
 			break;
 	}
+	TH_LOG("%d removal cycles of %s", cycles, dev->ibdev);
 }
 
 /* Floods rxe1's class VENDOR1_CLASS with GETs from rxe0 until stopped. */

@@ -189,19 +189,26 @@ static inline void node_dev_path(const struct mad_node *node, char *path,
 	snprintf(path, len, "/dev/infiniband/%s", node->name);
 }
 
-/* /dev/infiniband/umadN of ibdev/port into path; -ENOENT if none. */
-static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
+/* /dev/infiniband/<prefix>N of ibdev/port into path; -ENOENT if none. */
+static inline int mad_node_path(const char *prefix, const char *ibdev, int port,
+				char *path, size_t len)
 {
 	struct mad_node nodes[MAX_NODES];
 	const struct mad_node *node;
 	int n;
 
-	n = list_mad_nodes("umad", nodes, MAX_NODES);
+	n = list_mad_nodes(prefix, nodes, MAX_NODES);
 	node = find_node(nodes, n, ibdev, port);
 	if (!node)
 		return -ENOENT;
 	node_dev_path(node, path, len);
 	return 0;
+}
+
+/* /dev/infiniband/umadN of ibdev/port into path; -ENOENT if none. */
+static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
+{
+	return mad_node_path("umad", ibdev, port, path, len);
 }
 
 /*
