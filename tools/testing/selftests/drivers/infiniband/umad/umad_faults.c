@@ -39,18 +39,6 @@
 /* Loading a module allocates more: the loader's own, then the driver's. */
 #define MAX_NTH_LOAD 5000
 
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static char fail_nth_path[64];
 
 /* Points fail_nth_path at the calling thread's; false if there is none. */
@@ -67,7 +55,7 @@ static int fail_nth(int n)
 	char buf[16];
 
 	snprintf(buf, sizeof(buf), "%d", n);
-	return write_str(fail_nth_path, buf);
+	return write_attr(fail_nth_path, buf);
 }
 
 /* Whether the armed failure was used up (fail-nth reads 0 then). */
@@ -141,33 +129,33 @@ static int fail_range(const char *which, unsigned long start, unsigned long end)
 
 	snprintf(path, sizeof(path), FAILSLAB "%s-start", which);
 	snprintf(buf, sizeof(buf), "%#lx", start);
-	if (write_str(path, buf))
+	if (write_attr(path, buf))
 		return -1;
 	snprintf(path, sizeof(path), FAILSLAB "%s-end", which);
 	snprintf(buf, sizeof(buf), "%#lx", end);
-	return write_str(path, buf);
+	return write_attr(path, buf);
 }
 
 /* Fails the next allocation made below [start, end) in any task. */
 static int fail_below(unsigned long start, unsigned long end)
 {
 	return fail_range("require", start, end) ||
-	       write_str(FAILSLAB "stacktrace-depth", "32") ||
-	       write_str(FAILSLAB "task-filter", "N") ||
-	       write_str(FAILSLAB "interval", "1") ||
-	       write_str(FAILSLAB "space", "0") ||
-	       write_str(FAILSLAB "times", "1") ||
-	       write_str(FAILSLAB "probability", "100");
+	       write_attr(FAILSLAB "stacktrace-depth", "32") ||
+	       write_attr(FAILSLAB "task-filter", "N") ||
+	       write_attr(FAILSLAB "interval", "1") ||
+	       write_attr(FAILSLAB "space", "0") ||
+	       write_attr(FAILSLAB "times", "1") ||
+	       write_attr(FAILSLAB "probability", "100");
 }
 
 /* failslab's defaults: nothing fails but what fail-nth asks for. */
 static void fail_nothing(void)
 {
-	write_str(FAILSLAB "probability", "0");
-	write_str(FAILSLAB "require-start", "0");
-	write_str(FAILSLAB "require-end", "0xffffffffffffffff");
-	write_str(FAILSLAB "reject-start", "0");
-	write_str(FAILSLAB "reject-end", "0");
+	write_attr(FAILSLAB "probability", "0");
+	write_attr(FAILSLAB "require-start", "0");
+	write_attr(FAILSLAB "require-end", "0xffffffffffffffff");
+	write_attr(FAILSLAB "reject-start", "0");
+	write_attr(FAILSLAB "reject-end", "0");
 }
 
 FIXTURE(faults) {
@@ -181,8 +169,8 @@ FIXTURE_SETUP(faults)
 
 	if (!fail_nth_available())
 		SKIP(return, "no fail-nth or failslab on this kernel");
-	ASSERT_EQ(0, write_str(FAILSLAB "ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, write_str(FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, write_attr(FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, write_attr(FAILSLAB "verbose", "0"));
 	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
 	self->fd = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
@@ -194,7 +182,7 @@ FIXTURE_TEARDOWN(faults)
 {
 	fail_nth(0);
 	fail_nothing();
-	write_str(FAILSLAB "ignore-gfp-wait", "Y");
+	write_attr(FAILSLAB "ignore-gfp-wait", "Y");
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -463,7 +451,7 @@ FIXTURE_TEARDOWN(load)
 {
 	fail_nth(0);
 	fail_nothing();
-	write_str(FAILSLAB "ignore-gfp-wait", "Y");
+	write_attr(FAILSLAB "ignore-gfp-wait", "Y");
 }
 
 /*
@@ -497,8 +485,8 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 	n_umad = list_mad_nodes("umad", umad_before, MAX_NODES);
 	n_issm = list_mad_nodes("issm", issm_before, MAX_NODES);
 	ASSERT_LT(0, n_umad);
-	ASSERT_EQ(0, write_str(FAILSLAB "ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, write_str(FAILSLAB "verbose", "0"));
+	ASSERT_EQ(0, write_attr(FAILSLAB "ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, write_attr(FAILSLAB "verbose", "0"));
 	/* With the stack filter: only the driver's init (and the device adds
 	 * it makes), not the module loader's own allocations before it. */
 	if (!access(FAILSLAB "reject-start", W_OK)) {
@@ -506,7 +494,7 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 		ASSERT_EQ(0, fail_range("require", start, end));
 		ASSERT_EQ(0, function_range(NULL, "sysfs_slab_add", &start, &end));
 		ASSERT_EQ(0, fail_range("reject", start, end));
-		ASSERT_EQ(0, write_str(FAILSLAB "stacktrace-depth", "32"));
+		ASSERT_EQ(0, write_attr(FAILSLAB "stacktrace-depth", "32"));
 	}
 	ASSERT_EQ(0, unload_module(name));
 

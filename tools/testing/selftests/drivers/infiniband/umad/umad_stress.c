@@ -109,6 +109,7 @@ struct worker {
 	const char *what;
 	void *(*fn)(void *);
 	const char *ibdev;
+	const char *node; /* do_opens: the node it opens, umad or issm */
 	int fd;
 	/* Where writes go: client_lid if the fabric is IB, else client_gid. */
 	__u8 client_gid[16];
@@ -217,26 +218,9 @@ static void *do_ioctls(void *arg)
 	return NULL;
 }
 
+/* Opens and closes ibdev's <node>N: umad, or issm, which takes the port's
+ * IsSM bit and gives it back. */
 static void *do_opens(void *arg)
-{
-	static const int allowed[] = { ENOENT, ENXIO, ENODEV, 0 };
-	struct worker *w = arg;
-
-	while (!w->stop) {
-		int fd = open_umad(w->ibdev, 0);
-
-		if (fd < 0)
-			expect_errno(w, fd == -ENOENT ? ENOENT : errno, allowed);
-		else if (close(fd))
-			w->unexpected = errno;
-		w->done++;
-	}
-	return NULL;
-}
-
-/* Opens and closes ibdev's issm node: takes the port's IsSM bit and gives
- * it back. */
-static void *do_issm_opens(void *arg)
 {
 	static const int allowed[] = { ENOENT, ENXIO, ENODEV, 0 };
 	struct worker *w = arg;
@@ -245,7 +229,7 @@ static void *do_issm_opens(void *arg)
 	while (!w->stop) {
 		int fd = -ENOENT;
 
-		if (!mad_node_path("issm", w->ibdev, 1, path, sizeof(path)))
+		if (!mad_node_path(w->node, w->ibdev, 1, path, sizeof(path)))
 			fd = open(path, O_RDWR);
 		if (fd < 0)
 			expect_errno(w, fd == -ENOENT ? ENOENT : errno, allowed);
@@ -265,27 +249,15 @@ struct removable {
 	int (*add)(void);
 };
 
-static int write_file(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int loopback_remove(void)
 {
-	return write_file(LOOPBACK_DBG "remove_device", "iblo1");
+	return write_attr(LOOPBACK_DBG "remove_device", "iblo1");
 }
 
 /* iblo1 again: the lowest free index, with the same LIDs. */
 static int loopback_add(void)
 {
-	return write_file(LOOPBACK_DBG "add_device", "2");
+	return write_attr(LOOPBACK_DBG "add_device", "2");
 }
 
 static int rxe_remove(void)
@@ -338,8 +310,8 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 		{ .what = "poll", .fn = do_polls },
 		{ .what = "write", .fn = do_writes },
 		{ .what = "ioctl", .fn = do_ioctls },
-		{ .what = "open/close", .fn = do_opens },
-		{ .what = "issm open/close", .fn = do_issm_opens },
+		{ .what = "open/close", .fn = do_opens, .node = "umad" },
+		{ .what = "issm open/close", .fn = do_opens, .node = "issm" },
 	};
 	const struct removable *dev = &variant->dev;
 	const int n = sizeof(workers) / sizeof(workers[0]) - !dev->ib;

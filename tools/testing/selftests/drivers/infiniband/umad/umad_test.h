@@ -65,6 +65,19 @@ static inline int read_attr(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* Writes value to a sysfs or debugfs file; -errno on error. */
+static inline int write_attr(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 static inline int read_node_attr(const char *node, const char *attr, char *buf,
 				 size_t len)
 {
