@@ -186,11 +186,17 @@ static int send_get_to_client(struct worker *w, int agent, __u64 tid)
 static void *do_writes(void *arg)
 {
 	static const int allowed[] = { EIO, EINVAL, 0 };
+	/* The device may go before this thread registers: EPIPE, as C. */
+	static const int reg_allowed[] = { EPIPE, 0 };
 	struct worker *w = arg;
 	int agent = reg(w->fd, 0, -1);
 
+	if (agent < 0) {
+		expect_errno(w, -agent, reg_allowed);
+		return NULL;
+	}
 	for (__u64 tid = 1; !w->stop; tid++) {
-		int ret = agent < 0 ? agent : send_get_to_client(w, agent, tid);
+		int ret = send_get_to_client(w, agent, tid);
 
 		if (ret < 0)
 			expect_errno(w, -ret, allowed);
