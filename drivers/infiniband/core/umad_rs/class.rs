@@ -7,6 +7,7 @@
 use crate::{
     glue::{
         chrdev::Class,
+        compat::DisplayCStr,
         sysfs::{
             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
             ShowDevice,
@@ -55,7 +56,7 @@ struct IbDev;
 impl ShowDevice<Port> for IbDev {
     fn show(port: &Port, out: &mut Page<'_>) -> Result {
         let name = port.ib_device_name().ok_or(ENODEV)?;
-        out.emit(format_args!("{}\n", name.as_cstr()));
+        out.emit(format_args!("{}\n", DisplayCStr(name.as_cstr())));
         Ok(())
     }
 }

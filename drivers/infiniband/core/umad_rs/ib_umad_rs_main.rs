@@ -39,7 +39,7 @@ use rules::{
     uapi,
 };
 
-module! {
+glue::compat::module_by! {
     type: UmadModule,
     name: "ib_umad_rs",
     author: "ib_umad_rs developers",

@@ -13,7 +13,7 @@ use crate::{
     file::UmadFile,
     glue::{
         chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::MutexGuard,
+        compat::{this_module, DisplayCStr, MutexGuard},
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
@@ -155,21 +155,31 @@ impl Port {
         };
         let parent = device.parent();
         let class = &context.class;
-        let umad = NodeInfo {
-            class,
-            parent,
-            devt: context.regions.umad(devnum),
-            name: format_args!("umad{devnum}"),
-        };
-        let mut added = Node::add(&port, |p| &p.umad, &UMAD_FOPS, umad);
-        if added.is_ok() && smi {
-            let issm = NodeInfo {
+        // Each name's `format_args!` lives for its statement only (before
+        // Rust 1.89), so the `NodeInfo`s are built in the calls.
+        let mut added = Node::add(
+            &port,
+            |p| &p.umad,
+            &UMAD_FOPS,
+            NodeInfo {
                 class,
                 parent,
-                devt: context.regions.issm(devnum),
-                name: format_args!("issm{devnum}"),
-            };
-            added = Node::add(&port, |p| &p.issm, &ISSM_FOPS, issm);
+                devt: context.regions.umad(devnum),
+                name: format_args!("umad{devnum}"),
+            },
+        );
+        if added.is_ok() && smi {
+            added = Node::add(
+                &port,
+                |p| &p.issm,
+                &ISSM_FOPS,
+                NodeInfo {
+                    class,
+                    parent,
+                    devt: context.regions.issm(devnum),
+                    name: format_args!("issm{devnum}"),
+                },
+            );
         }
         if let Err(e) = added {
             port.kill(context);
@@ -234,7 +244,8 @@ impl Port {
         }
         with_current_comm(|comm| {
             self.umad.warn(format_args!(
-                "process {comm} did not enable P_Key index support.\n"
+                "process {} did not enable P_Key index support.\n",
+                DisplayCStr(comm)
             ))
         });
         self.umad.warn(format_args!(
@@ -337,5 +348,5 @@ impl FileOps for IssmFileOps {
 }
 
 // The module owns the files: it cannot be unloaded while one is open.
-static UMAD_FOPS: FileOperations<UmadFileOps> = FileOperations::new(crate::THIS_MODULE.as_ptr());
-static ISSM_FOPS: FileOperations<IssmFileOps> = FileOperations::new(crate::THIS_MODULE.as_ptr());
+static UMAD_FOPS: FileOperations<UmadFileOps> = FileOperations::new(this_module!());
+static ISSM_FOPS: FileOperations<IssmFileOps> = FileOperations::new(this_module!());

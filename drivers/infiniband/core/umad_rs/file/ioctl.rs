@@ -7,7 +7,7 @@
 use super::{Retired, UmadFile};
 use crate::port::notice;
 use crate::{
-    glue::nospec::array_index_nospec,
+    glue::{compat, nospec::array_index_nospec},
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::MAX_AGENTS,
@@ -18,7 +18,7 @@ use core::{
     mem::{offset_of, size_of},
     sync::atomic::Ordering,
 };
-use kernel::{prelude::*, sync::ArcBorrow, uaccess::UserSlice};
+use kernel::{prelude::*, sync::ArcBorrow};
 
 /// A register ioctl's request, as far as the checks go.
 struct AgentRequest {
@@ -37,7 +37,7 @@ impl AgentRequest {
         Ok(match which {
             Register::V1 { compat } => {
                 let mut raw = [0; size_of::<RegReq>()];
-                UserSlice::new(arg, raw.len())
+                compat::user_slice(arg, raw.len())
                     .reader()
                     .read_slice(&mut raw)?;
                 let req = RegReq::from_bytes(&raw);
@@ -58,7 +58,7 @@ impl AgentRequest {
             }
             Register::V2 => {
                 let mut raw = [0; size_of::<RegReq2>()];
-                UserSlice::new(arg, raw.len())
+                compat::user_slice(arg, raw.len())
                     .reader()
                     .read_slice(&mut raw)?;
                 let req = RegReq2::from_bytes(&raw);
@@ -149,7 +149,7 @@ impl UmadFile {
             );
             // Tell the caller what is supported.
             let at = arg + offset_of!(RegReq2, flags);
-            UserSlice::new(at, 4)
+            compat::user_slice(at, 4)
                 .writer()
                 .write_slice(&uapi::REG_FLAGS_CAP.to_ne_bytes())?;
             return Err(EINVAL);
@@ -193,7 +193,7 @@ impl UmadFile {
                 self.into(),
             )
         }?;
-        if let Err(e) = UserSlice::new(arg, 4)
+        if let Err(e) = compat::user_slice(arg, 4)
             .writer()
             .write_slice(&id.to_ne_bytes())
         {
@@ -215,7 +215,7 @@ impl UmadFile {
     /// UNREGISTER_AGENT.
     fn unregister(&self, arg: usize) -> Result {
         let mut raw = [0; 4];
-        UserSlice::new(arg, 4).reader().read_slice(&mut raw)?;
+        compat::user_slice(arg, 4).reader().read_slice(&mut raw)?;
         let id = u32::from_ne_bytes(raw);
         if id >= MAX_AGENTS {
             return Err(EINVAL);

@@ -35,6 +35,10 @@
 )]
 
 use kernel::ffi;
+// The kernel's bindgen_parameters derive it for every struct and union
+// where pin-init has it.
+#[cfg(umad_rs_maybe_zeroable)]
+use pin_init::MaybeZeroable;
 
 // rust/bindgen_parameters blocklists these so that they map to Rust's own
 // pointer-sized integers, as in the kernel crate.

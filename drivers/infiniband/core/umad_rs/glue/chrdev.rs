@@ -9,7 +9,7 @@
 //! model for [`Node`]'s lifetime rules.
 
 use super::{
-    bindings,
+    bindings, compat,
     fs::{FileOperations, FileOps},
     sysfs::{devnode_callback, DevnodeDir, Groups},
 };
@@ -104,7 +104,7 @@ impl<O> Class<O> {
     ) -> Self {
         // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
         let mut raw: bindings::class = unsafe { core::mem::zeroed() };
-        raw.name = name.as_char_ptr();
+        raw.name = compat::const_char_ptr(name);
         raw.devnode = Some(devnode_callback::<D>());
         raw.class_groups = class_groups.as_raw();
         raw.dev_groups = dev_groups.as_raw();
@@ -348,7 +348,7 @@ impl Node {
         // SAFETY: `cdev` is the `cdev` field of a `Node`, by the caller's
         // promise; the node's device lives for `'a`, and so its drvdata.
         unsafe {
-            let node = kernel::container_of!(cdev, Node, cdev);
+            let node = kernel::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Node, cdev);
             owner_of_device::<O>((*node).dev.get())
         }
     }

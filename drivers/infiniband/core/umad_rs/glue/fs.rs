@@ -11,14 +11,14 @@
 //! module builds against); both would replace this file once a `cdev`
 //! abstraction takes any `struct device`.
 
-use super::{bindings, chrdev::Node, poll::PollTable};
+use super::{bindings, chrdev::Node, compat, poll::PollTable};
 use core::marker::PhantomData;
 use kernel::{
-    ffi::{c_char, c_int, c_long, c_uint, c_ulong},
+    ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
-    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// An open file, borrowed for the duration of a file operation.
@@ -165,7 +165,9 @@ unsafe extern "C" fn open_callback<T: FileOps>(
             // takes the data back. stream_open makes the file a stream, as
             // ib_umad does: no seeking, no pread/pwrite.
             unsafe {
-                (*file).private_data = data.into_foreign().cast_mut();
+                // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
+                let foreign: *const c_void = data.into_foreign();
+                (*file).private_data = foreign.cast_mut();
                 bindings::stream_open(inode, file)
             }
         }
@@ -217,7 +219,7 @@ unsafe extern "C" fn read_callback<T: FileOps>(
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
     // The user pointer is checked by each copy, not trusted here.
-    let buf = UserSlice::new(buf as usize, count).writer();
+    let buf = compat::user_slice(buf as usize, count).writer();
     ssize(T::read(data, file, buf))
 }
 
@@ -234,7 +236,7 @@ unsafe extern "C" fn write_callback<T: FileOps>(
 ) -> isize {
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = UserSlice::new(buf as usize, count).reader();
+    let buf = compat::user_slice(buf as usize, count).reader();
     ssize(T::write(data, file, buf))
 }
 

@@ -11,7 +11,7 @@
 //! would put a grace period in every close of a umad file, so this queue
 //! asks its user instead (see [`WaitQueue::register`]).
 
-use super::{bindings, fs::File};
+use super::{bindings, compat, fs::File};
 use core::pin::pin;
 use kernel::{ffi::c_int, prelude::*, str::CStr, sync::LockClassKey, types::Opaque};
 
@@ -44,7 +44,7 @@ unsafe impl Sync for WaitQueue {}
 pub(crate) struct PollTable(pub(crate) *mut bindings::poll_table_struct);
 
 impl WaitQueue {
-    pub(crate) fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+    pub(crate) fn new(name: &'static CStr, key: compat::StaticLockClass) -> impl PinInit<Self> {
         // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {
             // SAFETY: `__init_waitqueue_head` initialises the pinned slot;
@@ -54,7 +54,7 @@ impl WaitQueue {
                 bindings::__init_waitqueue_head(
                     slot,
                     name.as_char_ptr(),
-                    core::ptr::from_ref(key).cast_mut().cast(),
+                    core::ptr::from_ref::<LockClassKey>(&*key).cast_mut().cast(),
                 )
             }),
         })

@@ -7,7 +7,7 @@
 //! Upstream counterpart: none in 6.12 or 7.3 (`kernel::device` has no
 //! attribute support); a `kernel::sysfs` would replace this file.
 
-use super::{bindings, chrdev::owner_of_device};
+use super::{bindings, chrdev::owner_of_device, compat};
 use core::{cell::UnsafeCell, fmt, marker::PhantomData, ptr};
 use kernel::{
     ffi::{c_char, c_int, c_void},
@@ -78,7 +78,7 @@ const fn read_only(name: &'static CStr) -> bindings::attribute {
     // SAFETY: all zeroes is a valid `attribute` (lockdep keys unused for
     // static attributes).
     let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
-    attr.name = name.as_char_ptr();
+    attr.name = compat::const_char_ptr(name);
     attr.mode = 0o444;
     attr
 }
@@ -109,7 +109,7 @@ impl<O: 'static> DeviceAttribute<O> {
         // SAFETY: all zeroes is a valid `device_attribute`: no callbacks.
         let mut attr: bindings::device_attribute = unsafe { core::mem::zeroed() };
         attr.attr = read_only(name);
-        attr.show = Some(show_device::<O, A>);
+        compat::set_device_show(&mut attr, show_device::<O, A>);
         Self(Table(UnsafeCell::new(attr)), PhantomData)
     }
 
@@ -181,7 +181,7 @@ impl GroupTable {
         // SAFETY: all zeroes is a valid `attribute_group`.
         let mut group: bindings::attribute_group = unsafe { core::mem::zeroed() };
         let attrs: *const AttributeArray<N> = attrs;
-        group.attrs = attrs.cast_mut().cast();
+        compat::set_group_attrs(&mut group, attrs.cast_mut().cast());
         Self(Table(UnsafeCell::new(group)))
     }
 }

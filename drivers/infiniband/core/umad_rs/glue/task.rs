@@ -5,7 +5,7 @@
 //! Upstream counterpart: `kernel::task::Task` (`rust/kernel/task.rs`),
 //! which has no accessor for `comm` yet.
 
-use super::bindings;
+use super::{bindings, compat};
 use kernel::str::CStr;
 
 /// Calls `f` with the calling task's name (`current->comm`), for a message
@@ -13,5 +13,5 @@ use kernel::str::CStr;
 pub(crate) fn with_current_comm<R>(f: impl FnOnce(&CStr) -> R) -> R {
     // SAFETY: `current->comm` is a NUL-terminated array inside the calling
     // task, which outlives this call; `f` cannot keep the borrow.
-    f(unsafe { CStr::from_char_ptr(bindings::ib_umad_rs_current_comm()) })
+    f(unsafe { compat::cstr_from_char_ptr(bindings::ib_umad_rs_current_comm()) })
 }

@@ -9,7 +9,7 @@
 //! would replace this file.
 
 use super::Device;
-use crate::glue::{bindings, chrdev::Node};
+use crate::glue::{bindings, chrdev::Node, compat};
 use core::{
     marker::PhantomData,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
@@ -91,7 +91,7 @@ impl<T: ClientOps> Client<T> {
         // zero counters): what a C static initializer leaves in the fields
         // it does not name.
         let mut raw: bindings::ib_client = unsafe { core::mem::zeroed() };
-        raw.name = name.as_char_ptr();
+        raw.name = compat::const_char_ptr(name);
         raw.add = Some(add_callback::<T>);
         raw.remove = Some(remove_callback::<T>);
         raw.get_nl_info = Some(get_nl_info_callback::<T>);
@@ -205,7 +205,8 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
     // SAFETY: this is a callback of the client.
     let context = unsafe { T::client().context() };
     from_result(|| {
-        let data = T::add(context, device)?.into_foreign();
+        // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
+        let data: *const c_void = T::add(context, device)?.into_foreign();
         // SAFETY: the client is registered (the core is calling it) and the
         // device is valid; `remove_callback` takes the data back.
         unsafe { bindings::ib_set_client_data(ibdev, T::client().raw.get(), data.cast_mut()) };
