@@ -40,3 +40,47 @@ kernel_build_dir() {
 	} | sha256sum | cut -c1-16)
 	echo "$RIG_CACHE/kernel/$flavour-$key"
 }
+
+# The build root a kernel tree sits in, for a tree that debian-7.3.sh
+# prepared (ROOT/usr/src/linux-source-*), or nothing for the rig's own.
+kernel_root() { # kernel tree
+	case $1 in
+	*/usr/src/*) [ ! -e "${1%%/usr/src/*}/etc/debian_version" ] || echo "${1%%/usr/src/*}" ;;
+	esac
+}
+
+# Where out-of-tree code ("module", "test-modules") is built against a
+# tree: in the cache, or inside the tree's build root.
+kbuild_dir() { # kernel tree, what
+	local root
+	root=$(kernel_root "$1")
+	if [ -n "$root" ]; then
+		echo "$root/build/$2"
+	else
+		echo "$RIG_CACHE/$2/$(basename "$1")"
+	fi
+}
+
+# kbuild for the out-of-tree directory m (from kbuild_dir) against a tree:
+# with KMAKE for the rig's trees; in the build root for a distribution's,
+# with the compiler its config names and its release as KERNELRELEASE, so
+# the vermagic is the image's. The distribution ships no vmlinux to take
+# module BTF from: none is made.
+kbuild() { # kernel tree, m, make arguments...
+	local kdir=$1 m=$2 root cc status=0
+	shift 2
+	root=$(kernel_root "$kdir")
+	if [ -z "$root" ]; then
+		"${KMAKE[@]}" -C "$kdir" M="$m" "$@"
+		return
+	fi
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$kdir/.config")
+	# objtool reads /proc.
+	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		make CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
+		CONFIG_DEBUG_INFO_BTF_MODULES= \
+		-C "${kdir#"$root"}" M="${m#"$root"}" "$@" || status=$?
+	umount "$root/proc"
+	return $status
+}

@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 
 kdir=${1:?usage: module.sh <kernel build dir> [make arguments]}
 shift
-out=$RIG_CACHE/module/$(basename "$kdir")
+out=$(kbuild_dir "$kdir" module)
 mkdir -p "$out"
 # --checksum: unchanged sources keep their timestamps, so kbuild rebuilds
 # only what changed.
@@ -16,5 +16,5 @@ rsync -a --checksum --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko'
 	--exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
 	--exclude modules.order --exclude Module.symvers \
 	"$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$out/"
-"${KMAKE[@]}" -s -C "$kdir" M="$out" "$@" modules >&2
+kbuild "$kdir" "$out" -s "$@" modules >&2
 echo "$out/drivers/infiniband/core/umad_rs/ib_umad_rs.ko"

@@ -9,10 +9,10 @@ source "$(dirname "$0")/lib.sh"
 kdir=${1:?usage: test-modules.sh <kernel build dir>}
 src=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad/test_modules
 [ -f "$src/Makefile" ] || exit 0
-out=$RIG_CACHE/test-modules/$(basename "$kdir")
+out=$(kbuild_dir "$kdir" test-modules)
 mkdir -p "$out"
 rsync -a --checksum --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' \
 	--exclude '*.mod*' --exclude modules.order --exclude Module.symvers \
 	"$src/" "$out/"
-"${KMAKE[@]}" -s -C "$kdir" M="$out" modules >&2
+kbuild "$kdir" "$out" -s modules >&2
 ls "$out"/*.ko

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Boots a test kernel in QEMU with the umad drivers, the selftests and the
 # samples in an initramfs, and keeps the guest's whole serial log.
-#   vm.sh <plain|debug|race> suite [c,rust]   selftests against each driver
-#   vm.sh <plain|debug|race> demo             the README's main job
-#   vm.sh <plain|debug|race> bench            umad_bench against each driver
-#   vm.sh plain profile                   the same under the host's perf
+#   vm.sh <flavour> suite [c,rust]   selftests against each driver
+#   vm.sh <flavour> demo             the README's main job
+#   vm.sh <flavour> bench            umad_bench against each driver
+#   vm.sh plain profile              the same under the host's perf
+# Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh) and
+# debian (Debian's own 7.3 image and modules, debian-7.3.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
 # RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_removal);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
@@ -18,21 +20,31 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: vm.sh <plain|debug|race> <suite|demo|bench|profile> [drivers]}
-mode=${2:?usage: vm.sh <plain|debug|race> <suite|demo|bench|profile> [drivers]}
+usage="usage: vm.sh <plain|debug|race|debian> <suite|demo|bench|profile> [drivers]"
+flavour=${1:?$usage}
+mode=${2:?$usage}
 drivers=${3:-c,rust}
 # Guests get RIG_CPUS vCPUs (at least 2: the race tests need CPUs running at
 # once), each a host thread of multi-threaded TCG; the guest fails a boot
 # that brings up fewer.
 RIG_CPUS=${RIG_CPUS:-2}
 
-kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
+if [ "$flavour" = debian ]; then
+	# Sets root, kdir, vmlinuz and modules (the image's).
+	eval "$(bash "$RIG_DIR/debian-7.3.sh")"
+	ksft=$kdir/tools/testing/selftests
+	progs=$RIG_CACHE/selftests-debian
+else
+	kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+	ksft=$(kernel_src_dir)/tools/testing/selftests
+	progs=$RIG_CACHE/selftests
+fi
 ko=$(bash "$RIG_DIR/module.sh" "$kdir")
-ksft=$(kernel_src_dir)/tools/testing/selftests
 
 stage=$RIG_CACHE/initramfs/$flavour
 rm -rf "$stage"
-mkdir -p "$stage"/{bin,sbin,lib/modules/test,tests/lib,samples,proc,sys,dev,tmp}
+mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,tests/lib,samples,proc,sys,dev,tmp}
 
 # Userspace: busybox, iproute2's ip and rdma with their shared libraries.
 cp /bin/busybox "$stage/bin/busybox"
@@ -49,14 +61,36 @@ cp "$RIG_DIR/guest/init" "$stage/init"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
-cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$ko" "$stage/lib/modules/test/"
+if [ "$flavour" = debian ]; then
+	# Debian builds the IB core, rxe, veth and the C ib_umad as modules.
+	# The guest loads lib/modules/base/order first, each module after what
+	# it depends on; busybox insmod takes them decompressed.
+	base_module() { # name
+		local file dep
+		file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
+		[ -n "$file" ] || die "no module $1 in $modules"
+		grep -qx "$1" "$stage/lib/modules/base/order" 2>/dev/null && return
+		for dep in $(modinfo -F depends "$file" | tr , ' '); do
+			base_module "$dep"
+		done
+		xz -dc "$file" > "$stage/lib/modules/base/$1.ko"
+		echo "$1" >> "$stage/lib/modules/base/order"
+	}
+	for name in rdma_rxe veth $(modinfo -F depends "$ko" | tr , ' '); do
+		base_module "$name"
+	done
+	c_ko=$(find "$modules/kernel" -name ib_umad.ko.xz)
+	xz -dc "$c_ko" > "$stage/lib/modules/test/ib_umad.ko"
+else
+	cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$stage/lib/modules/test/"
+fi
+cp "$ko" "$stage/lib/modules/test/"
 bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
 	cp "$test_ko" "$stage/lib/modules/test/"
 done
 
 # Static test programs, built once into the cache (make rebuilds what
 # changed) and copied in.
-progs=$RIG_CACHE/selftests
 mkdir -p "$progs"
 make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
 	KSFT_DIR="$ksft" OUTPUT="$progs"
@@ -80,7 +114,7 @@ ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
 case $flavour in
-plain) pace=30 test_timeout=300 ;;
+plain | debian) pace=30 test_timeout=300 ;;
 *) pace=90 test_timeout=600 ;;
 esac
 # A long soak or fuzz run by hand needs more (RIG_TEST_TIMEOUT, seconds).
@@ -129,7 +163,7 @@ status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
 	qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
 		-nic none -monitor none -serial stdio \
-		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$initramfs" \
+		-kernel "$vmlinuz" -initrd "$initramfs" \
 		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \
 	< /dev/null > "$log" 2>&1 || status=$?
 # Plain text: no carriage returns, no terminal escapes from the firmware.

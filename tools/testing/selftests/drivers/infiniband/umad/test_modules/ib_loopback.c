@@ -517,6 +517,9 @@ static struct ib_mr *lo_get_dma_mr(struct ib_pd *pd, int access)
 
 static struct ib_mr *lo_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				    u64 virt_addr, int access,
+#ifdef LO_REG_USER_MR_DMAH
+				    struct ib_dmah *dmah,
+#endif
 				    struct ib_udata *udata)
 {
 	return ERR_PTR(-EOPNOTSUPP);
