@@ -31,7 +31,8 @@ printf '%s\n' "$sources" > "$aptdir/sources.list"
 apt=(-o APT::Sandbox::User=root -o Dir::Etc::Parts=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
 	-o Dir::Etc::Preferences=/dev/null -o "Dir::Etc::SourceList=$aptdir/sources.list"
 	-o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$aptdir/lists"
-	-o "Dir::Cache=$aptdir/cache" -o Dir::State::status=/dev/null -o Debug::NoLocking=1)
+	-o "Dir::Cache=$aptdir/cache" -o Dir::State::status=/dev/null -o Debug::NoLocking=1
+	-o Acquire::Check-Valid-Until=false)
 log "resolving trixie package versions"
 apt-get "${apt[@]}" -qq update >&2 || die "apt-get update of trixie failed"
 # linux-image-* is a metapackage: the files are in the linux-*-$krel packages
@@ -75,6 +76,9 @@ in_root() {
 log "debootstrap trixie into $root (log in $logf)"
 run debootstrap --variant=minbase trixie "$root" "$mirror"
 printf '%s\n' "$sources" > "$root/etc/apt/sources.list"
+# A mirror that is a snapshot keeps a Release file past its Valid-Until
+# (trixie-backports': a week); the versions are pinned anyway.
+echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99rig-snapshot"
 # objtool reads /proc in the chroot.
 trap umount_proc EXIT
 mount -t proc proc "$root/proc"
