@@ -10,7 +10,7 @@ use crate::{
     glue::{
         compat::ETIMEDOUT,
         list::{impl_linked, BoxList, Links},
-        slab::{CacheGuard, SlabBox, SlabCache},
+        slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
         trace::Event,
     },
     infiniband::mad::ReceivedMad,
@@ -19,10 +19,18 @@ use crate::{
         uapi::{HdrLayout, UserMadHdr},
     },
 };
+use core::mem::{offset_of, size_of};
 use kernel::{c_str, prelude::*, uaccess::UserSliceWriter};
 
-/// Where packets come from.
-static PACKETS: SlabCache<Packet> = SlabCache::new(c_str!("ib_umad_rs_packet"));
+/// Where packets come from. `read` copies a packet's header straight to
+/// user memory; nothing else of it.
+static PACKETS: SlabCache<Packet> = SlabCache::new(
+    c_str!("ib_umad_rs_packet"),
+    UserCopy {
+        offset: offset_of!(Packet, hdr),
+        size: size_of::<UserMadHdr>(),
+    },
+);
 
 /// Makes the packets' slab cache, which lives while the guard does.
 ///
@@ -124,7 +132,10 @@ impl Packet {
                     ..self.hdr
                 };
                 out.write_slice(&report.as_bytes()[..hdr_size])?;
-                out.write_slice(mad)?;
+                // Through the stack: only the header may leave the slab
+                // object directly (`PACKETS`).
+                let sent = *mad;
+                out.write_slice(&sent)?;
                 trace(Event::ReadSend, &report, mad);
                 Ok(hdr_size + mad.len())
             }

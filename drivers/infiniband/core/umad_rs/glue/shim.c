@@ -146,11 +146,12 @@ void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_use
 	trace_ib_umad_read_send(dev_index, port_num, hdr, mad);
 }
 
-/* kmem_cache_create() and kmem_cache_alloc() are macros in 6.12. */
+/* kmem_cache_create_usercopy() and kmem_cache_alloc() are macros in 7.x. */
 struct kmem_cache *ib_umad_rs_kmem_cache_create(const char *name, unsigned int size,
-						unsigned int align)
+						unsigned int align, unsigned int useroffset,
+						unsigned int usersize)
 {
-	return kmem_cache_create(name, size, align, 0, NULL);
+	return kmem_cache_create_usercopy(name, size, align, 0, useroffset, usersize, NULL);
 }
 
 void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags)

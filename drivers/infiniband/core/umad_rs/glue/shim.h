@@ -40,7 +40,8 @@ void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_in
 const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr);
 const char *ib_umad_rs_current_comm(void);
 struct kmem_cache *ib_umad_rs_kmem_cache_create(const char *name, unsigned int size,
-						unsigned int align);
+						unsigned int align, unsigned int useroffset,
+						unsigned int usersize);
 void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags);
 u32 ib_umad_rs_device_index(const struct ib_device *device);
 void ib_umad_rs_trace_write(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,

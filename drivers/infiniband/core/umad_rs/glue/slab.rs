@@ -23,11 +23,23 @@ use kernel::{prelude::*, str::CStr};
 /// # Invariants
 ///
 /// `raw` is null, or a live cache of objects sized and aligned for a `T`
-/// that `create` made and that its [`CacheGuard`] destroys.
+/// that `create` made and that its [`CacheGuard`] destroys. `user_copy`
+/// lies within a `T`.
 pub(crate) struct SlabCache<T> {
     raw: AtomicPtr<bindings::kmem_cache>,
     name: &'static CStr,
+    user_copy: UserCopy,
     _objects: PhantomData<T>,
+}
+
+/// The bytes of a cache's objects that may be copied to or from user
+/// memory directly: `size` bytes at `offset` (`kmem_cache_create_usercopy`).
+/// Hardened usercopy stops any other copy of a cache object with a BUG,
+/// and a cache with such a region is never merged with another.
+#[derive(Clone, Copy)]
+pub(crate) struct UserCopy {
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
 }
 
 // SAFETY: the cache is the kernel's, made for use from any task; the
@@ -43,11 +55,17 @@ unsafe impl<T: Send> Sync for SlabCache<T> {}
 pub(crate) struct CacheGuard<T: 'static>(&'static SlabCache<T>);
 
 impl<T> SlabCache<T> {
-    pub(crate) const fn new(name: &'static CStr) -> Self {
-        // INVARIANT: null.
+    /// A cache named `name` whose objects' `user_copy` bytes may be copied
+    /// to and from user memory. A region outside a `T` does not build (in a
+    /// `static`) or panics.
+    pub(crate) const fn new(name: &'static CStr, user_copy: UserCopy) -> Self {
+        assert!(user_copy.offset <= size_of::<T>());
+        assert!(user_copy.size <= size_of::<T>() - user_copy.offset);
+        // INVARIANT: null; the region was checked above.
         Self {
             raw: AtomicPtr::new(ptr::null_mut()),
             name,
+            user_copy,
             _objects: PhantomData,
         }
     }
@@ -61,9 +79,19 @@ impl<T> SlabCache<T> {
     pub(crate) unsafe fn create(&'static self) -> Result<CacheGuard<T>> {
         let size = u32::try_from(size_of::<T>())?;
         let align = u32::try_from(align_of::<T>())?;
-        // SAFETY: `name` is 'static, as the cache keeps it.
-        let raw =
-            unsafe { bindings::ib_umad_rs_kmem_cache_create(self.name.as_char_ptr(), size, align) };
+        let user_offset = u32::try_from(self.user_copy.offset)?;
+        let user_size = u32::try_from(self.user_copy.size)?;
+        // SAFETY: `name` is 'static, as the cache keeps it; the user copy
+        // region lies within an object (type invariant).
+        let raw = unsafe {
+            bindings::ib_umad_rs_kmem_cache_create(
+                self.name.as_char_ptr(),
+                size,
+                align,
+                user_offset,
+                user_size,
+            )
+        };
         if raw.is_null() {
             return Err(ENOMEM);
         }
