@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Performance of ib_umad_rs against the C ib_umad, measured in one VM boot of
-# the plain kernel (samples/umad/umad_bench.c, rounds of one run per driver)
+# a kernel (samples/umad/umad_bench.c, rounds of one run per driver)
 # and reported as medians and ratios, twice: in TCG's wall time, and with
 # guest time counting instructions (qemu -icount), which is steady from run
 # to run and does not weigh calls and jumps as heavily as TCG does. It
 # measures; it does not judge.
-#   bench.sh
+#   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+
+flavour=${1:-plain}
 
 report() { # title, serial log
 	python3 - "$1" "$2" <<'PY'
@@ -33,7 +35,7 @@ PY
 for clock in tcg icount; do
 	extra=
 	[ $clock = tcg ] || extra="-icount shift=0,sleep=off"
-	log=$(RIG_QEMU_EXTRA=$extra bash "$RIG_DIR/vm.sh" plain bench) ||
+	log=$(RIG_QEMU_EXTRA=$extra bash "$RIG_DIR/vm.sh" "$flavour" bench) ||
 		die "the benchmark VM did not finish (log: $log)"
 	cp "$log" "${log%.log}-$clock.log"
 	if [ $clock = tcg ]; then

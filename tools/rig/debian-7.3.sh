@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 krel=7.3.4+deb13-amd64
 base=$RIG_CACHE/debian-7.3
-toolchain=(gcc-14 make bc flex bison libelf-dev libssl-dev rustc rust-src bindgen
+toolchain=(gcc-14 make bc flex bison libelf-dev libssl-dev rustc rust-src rust-clippy bindgen
 	libclang-dev clang xz-utils kmod dwarves)
 kernel_pkgs=(linux-source-7.3 linux-config-7.3 "linux-headers-$krel")
 

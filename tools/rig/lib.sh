@@ -84,3 +84,8 @@ kbuild() { # kernel tree, m, make arguments...
 	umount "$root/proc"
 	return $status
 }
+
+# The tree debian-7.3.sh prepares (preparing it if need be).
+debian_tree() {
+	(eval "$(bash "$RIG_DIR/debian-7.3.sh")" && echo "$kdir")
+}

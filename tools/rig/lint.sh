@@ -4,14 +4,15 @@
 #  - rustfmt with the kernel's .rustfmt.toml, on the module and host crate;
 #  - the driver's logic does not use generated bindings (only the glue does);
 #  - clippy on the module with the kernel's lint set and the cast lints of
-#    its Kbuild, and on the host crate with the same, warnings as errors;
+#    its Kbuild, against each kernel tree given (each has its own kernel
+#    crate and lints), and on the host crate, warnings as errors;
 #  - a Retired agent dropped without the port's guard fails the build;
 #  - the selftests (64- and 32-bit) and samples with warnings as errors.
-#   lint.sh <kernel build dir>
+#   lint.sh <kernel build dir> [other kernel trees to build clippy against]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-kdir=${1:?usage: lint.sh <kernel build dir>}
+kdir=${1:?usage: lint.sh <kernel build dir> [other kernel trees]}
 module=$REPO_DIR/drivers/infiniband/core/umad_rs
 
 log "rustfmt --check (the kernel's .rustfmt.toml)"
@@ -25,8 +26,10 @@ if grep -n 'bindings::' "${logic[@]}"; then
 	die "logic files above reach the bindings; go through glue/ or infiniband/"
 fi
 
-log "clippy on the module (the kernel's lint set) and the host crate, warnings as errors"
-bash "$RIG_DIR/module.sh" "$kdir" CLIPPY=1 KRUSTFLAGS=-Dwarnings > /dev/null
+log "clippy on the module (each kernel's lint set) and the host crate, warnings as errors"
+for tree in "$@"; do
+	bash "$RIG_DIR/module.sh" "$tree" CLIPPY=1 KRUSTFLAGS=-Dwarnings > /dev/null
+done
 mapfile -t cast_lints < <(sed -n '/^rustflags-y/,/[^\\]$/p' "$module/Kbuild" | grep -o -- '-Wclippy::[a-z_]*')
 (cd "$REPO_DIR" && cargo clippy --quiet --all-targets -- -D warnings "${cast_lints[@]}")
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the project tests: installs what is missing, runs the host unit
-# tests, then the differential suite on the plain and the debug kernel.
+# tests and the lints, then the differential suite on Debian's own kernel and
+# on the rig's debug and race kernels, then the benchmark.
 # Ends with one line "total: N passed, N failed".
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -36,22 +37,24 @@ log "host unit tests"
 (cd "$REPO_DIR" && cargo test --quiet 2>&1) | tee "$out"
 count "host unit tests" "$out" '+1' "${PIPESTATUS[0]}"  # every "test result:" line
 
-log "lints: rustfmt, bindings only in the glue, clippy, C warnings as errors"
+log "lints: rustfmt, bindings only in the glue, clippy (6.12 and 7.3), C warnings as errors"
 {
-	kdir=$(bash "$RIG_DIR/kernel.sh" plain) && bash "$RIG_DIR/lint.sh" "$kdir"
+	kdir=$(bash "$RIG_DIR/kernel.sh" debug) && debian=$(debian_tree) &&
+		bash "$RIG_DIR/lint.sh" "$kdir" "$debian"
 } 2>&1 | tee "$out"
 count_step lints "$out" "${PIPESTATUS[0]}"
 
-# plain: the suite, on the kernel as distributions build it; debug: KASAN,
-# lockdep, kmemleak; race: KCSAN and lockdep. All SMP, all both drivers.
-for flavour in plain debug race; do
+# debian: the whole suite on Debian's own 7.3 kernel, against its own C
+# ib_umad; debug (6.12): KASAN, lockdep, kmemleak, fault injection; race
+# (6.12): KCSAN and lockdep. All SMP guests, all both drivers.
+for flavour in debian debug race; do
 	log "differential suite on the $flavour kernel"
 	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"
 	count "$flavour suite" "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line
 done
 
 log "benchmarks: ib_umad_rs against the C ib_umad in one boot (measured, not judged)"
-bash "$RIG_DIR/bench.sh" 2>&1 | tee "$out"
+bash "$RIG_DIR/bench.sh" debian 2>&1 | tee "$out"
 count_step benchmarks "$out" "${PIPESTATUS[0]}"
 
 # CI shows only the end of the output: name what failed there.
