@@ -13,6 +13,8 @@ packages=(
 	busybox-static qemu-system-x86 iproute2 rdma-core
 	# selftests: static libibumad, 32-bit compat build
 	libibumad-dev gcc gcc-multilib infiniband-diags
+	# Debian's 7.3 kernel: a trixie build root (debian-7.3.sh)
+	debootstrap
 )
 
 missing=()
