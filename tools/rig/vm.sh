@@ -76,9 +76,12 @@ if [ "$flavour" = debian ]; then
 		xz -dc "$file" > "$stage/lib/modules/base/$1.ko"
 		echo "$1" >> "$stage/lib/modules/base/order"
 	}
-	for name in rdma_rxe veth $(modinfo -F depends "$ko" | tr , ' '); do
+	for name in ib_uverbs rdma_rxe veth $(modinfo -F depends "$ko" | tr , ' '); do
 		base_module "$name"
 	done
+	# What the guest checks it runs, and the compilers that built it.
+	basename "$modules" > "$stage/lib/modules/base/release"
+	cp "$modules/config" "$stage/lib/modules/base/config"
 	c_ko=$(find "$modules/kernel" -name ib_umad.ko.xz)
 	xz -dc "$c_ko" > "$stage/lib/modules/test/ib_umad.ko"
 else
