@@ -21,6 +21,7 @@ use core::{
     sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 use kernel::{
+    c_str,
     error::to_result,
     ffi::{c_char, c_void},
     prelude::*,
@@ -266,7 +267,7 @@ impl Node {
         // SAFETY: the device is initialised; the format string takes one
         // C string argument, `name`.
         let ret = to_result(unsafe {
-            bindings::dev_set_name(dev, c"%s".as_ptr().cast(), name.as_char_ptr())
+            bindings::dev_set_name(dev, c_str!("%s").as_char_ptr(), name.as_char_ptr())
         });
         // SAFETY: `cdev` is this node's; `fops` is 'static.
         let ret = ret.and_then(|()| unsafe {
@@ -312,7 +313,7 @@ impl Node {
         unsafe {
             printk(
                 self.dev.get(),
-                c"%pA".as_ptr().cast(),
+                c_str!("%pA").as_char_ptr(),
                 message.cast::<c_void>(),
             )
         };

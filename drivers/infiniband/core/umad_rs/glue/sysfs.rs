@@ -10,6 +10,7 @@
 use super::{bindings, chrdev::owner_of_device, compat};
 use core::{cell::UnsafeCell, fmt, marker::PhantomData, ptr};
 use kernel::{
+    c_str,
     ffi::{c_char, c_int, c_void},
     prelude::*,
     str::CStr,
@@ -47,7 +48,7 @@ impl Page<'_> {
             bindings::sysfs_emit_at(
                 self.buf,
                 self.len,
-                c"%pA".as_ptr().cast(),
+                c_str!("%pA").as_char_ptr(),
                 text.cast::<c_void>(),
             )
         };
@@ -226,7 +227,7 @@ unsafe extern "C" fn devnode<D: DevnodeDir>(
     unsafe {
         bindings::kasprintf(
             kernel::bindings::GFP_KERNEL,
-            c"%s/%s".as_ptr().cast(),
+            c_str!("%s/%s").as_char_ptr(),
             D::DIR.as_char_ptr(),
             bindings::ib_umad_rs_device_name(dev),
         )

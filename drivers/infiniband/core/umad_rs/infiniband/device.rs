@@ -76,17 +76,21 @@ impl Device {
 
     /// Whether `port` speaks MADs (`rdma_cap_ib_mad`).
     pub(crate) fn has_mad(&self, port: u32) -> bool {
+        if !self.ports().contains(&port) {
+            return false;
+        }
         // SAFETY: the device is valid by the type invariants; the helper only
-        // indexes `port_data`, so `port` must be one of the device's ports.
-        self.ports().contains(&port)
-            && unsafe { bindings::ib_umad_rs_cap_ib_mad(self.as_raw(), port) }
+        // indexes `port_data`, and `port` is one of the device's ports.
+        unsafe { bindings::ib_umad_rs_cap_ib_mad(self.as_raw(), port) }
     }
 
     /// Whether `port` has a subnet management interface (`rdma_cap_ib_smi`).
     pub(crate) fn has_smi(&self, port: u32) -> bool {
+        if !self.ports().contains(&port) {
+            return false;
+        }
         // SAFETY: as in `has_mad`.
-        self.ports().contains(&port)
-            && unsafe { bindings::ib_umad_rs_cap_ib_smi(self.as_raw(), port) }
+        unsafe { bindings::ib_umad_rs_cap_ib_smi(self.as_raw(), port) }
     }
 }
 
