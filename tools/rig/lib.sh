@@ -67,7 +67,7 @@ kbuild_dir() { # kernel tree, what
 # the vermagic is the image's. The distribution ships no vmlinux to take
 # module BTF from: none is made.
 kbuild() { # kernel tree, m, make arguments...
-	local kdir=$1 m=$2 root cc status=0
+	local kdir=$1 m=$2 root cc status=0 mounted=
 	shift 2
 	root=$(kernel_root "$kdir")
 	if [ -z "$root" ]; then
@@ -75,13 +75,15 @@ kbuild() { # kernel tree, m, make arguments...
 		return
 	fi
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$kdir/.config")
-	# objtool reads /proc.
-	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+	# objtool reads /proc; what this call mounts, it unmounts.
+	if ! mountpoint -q "$root/proc"; then
+		mount -t proc proc "$root/proc" && mounted=1
+	fi
 	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
 		make CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
 		CONFIG_DEBUG_INFO_BTF_MODULES= \
 		-C "${kdir#"$root"}" M="${m#"$root"}" "$@" || status=$?
-	umount "$root/proc"
+	[ -z "$mounted" ] || umount "$root/proc"
 	return $status
 }
 

@@ -67,9 +67,9 @@ if [ "$flavour" = debian ]; then
 	# it depends on; busybox insmod takes them decompressed.
 	base_module() { # name
 		local file dep
+		! grep -qx "$1" "$stage/lib/modules/base/order" 2>/dev/null || return 0
 		file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
 		[ -n "$file" ] || die "no module $1 in $modules"
-		grep -qx "$1" "$stage/lib/modules/base/order" 2>/dev/null && return
 		for dep in $(modinfo -F depends "$file" | tr , ' '); do
 			base_module "$dep"
 		done
