@@ -6,6 +6,7 @@
 # to run and does not weigh calls and jumps as heavily as TCG does. It
 # measures; it does not judge.
 #   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
+# RIG_BENCH_ROUNDS: rounds of one run per driver (6).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -22,7 +23,8 @@ for line in open(log, errors="replace"):
         runs.setdefault((f[2], f[4]), {}).setdefault(f[1], []).append(float(f[3]))
     elif f[:2] == ["@@rig", "cpus"] and len(f) == 3:
         cpus = f[2]
-print(f"{title} (guest with {cpus} CPUs)")
+rounds = max((len(v) for by in runs.values() for v in by.values()), default=0)
+print(f"{title} (guest with {cpus} CPUs, medians of {rounds} runs)")
 print(f"{'benchmark':<24} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
 for (name, unit), by in sorted(runs.items()):
     c, rust = statistics.median(by.get("c", [0])), statistics.median(by.get("rust", [0]))

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Prepares (or finds in the cache) what building a Rust module for Debian's
-# stock 7.3.4 kernel takes: a trixie build root with the kernel's own
-# toolchain (GCC 14, rustc 1.85.1), Debian's image and modules, and a 7.3
-# tree configured like Debian's with rust/ built. Prints their paths as
-# shell assignments: root, kdir (the tree, inside the root), vmlinuz, modules.
+# Prepares (or finds in the cache) Debian's stock 7.3.4 kernel for the rig: a
+# trixie build root, Debian's image and modules, and in the root, a 7.3 tree
+# to build modules against, prepared by the users' own command,
+# tools/build-for-debian.sh (which installs the kernel's toolchain, GCC 14
+# and rustc 1.85.1, and its headers and source). Prints their paths as shell
+# assignments: root, kdir (the tree, inside the root), vmlinuz, modules.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
+# Within one run of test.sh, the first answer stands (resolving trixie's
+# versions asks the mirror).
+if [ -n "${RIG_DEBIAN_73:-}" ]; then
+	echo "$RIG_DEBIAN_73"
+	exit 0
+fi
+
 krel=7.3.4+deb13-amd64
 base=$RIG_CACHE/debian-7.3
-toolchain=(gcc-14 make bc flex bison libelf-dev libssl-dev rustc rust-src rust-clippy bindgen
-	libclang-dev clang xz-utils kmod dwarves)
-kernel_pkgs=(linux-source-7.3 linux-config-7.3 "linux-headers-$krel")
+# What build-for-debian.sh installs (the inputs of the tree it prepares,
+# which it keys itself), and the lints' clippy.
+toolchain=(gcc-14 rustc rust-src bindgen rust-clippy)
+kernel_pkgs=(linux-source-7.3 "linux-headers-$krel")
 
 # The Debian registry is the only network source; use the host's mirror.
 mirror=$(sed -n -e 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' \
@@ -49,12 +58,22 @@ pinned() { local p; for p; do grep "^$p=" <<<"$versions"; done; }
 key=$({ cat "$0"; echo "$versions"; } | sha256sum | cut -c1-16)
 out=$base/$key
 root=$out/root
-kdir=$root/usr/src/linux-source-7.3
 image=$out/image
 modules=$image/usr/lib/modules/$krel
 # Debian ships the image there; only its postinst copies it to /boot.
 vmlinuz=$modules/vmlinuz
-print_paths() { printf 'root=%q\nkdir=%q\nvmlinuz=%q\nmodules=%q\n' "$root" "$kdir" "$vmlinuz" "$modules"; }
+# The tree: prepared (or found prepared) by the users' command, in the root.
+prepare_tree() {
+	local src=$root/build/module
+	module_sources "$src"
+	in_build_root "$root" "${src#"$root"}/tools/build-for-debian.sh" --print-tree "$krel"
+}
+print_paths() {
+	local kdir plog=$out/prepare.log
+	kdir=$root$(prepare_tree 2> "$plog") ||
+		{ tail -20 "$plog" >&2; die "build-for-debian.sh could not prepare the tree (log: $plog)"; }
+	printf 'root=%q\nkdir=%q\nvmlinuz=%q\nmodules=%q\n' "$root" "$kdir" "$vmlinuz" "$modules"
+}
 if [ -e "$out/.rig-built" ]; then
 	print_paths
 	exit 0
@@ -68,10 +87,6 @@ rm -rf --one-file-system "$out"
 mkdir -p "$out"
 logf=$out/build.log
 run() { "$@" >>"$logf" 2>&1 || { tail -40 "$logf" >&2; die "failed: $*"; }; }
-in_root() {
-	run chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@"
-}
 
 log "debootstrap trixie into $root (log in $logf)"
 run debootstrap --variant=minbase trixie "$root" "$mirror"
@@ -79,47 +94,20 @@ printf '%s\n' "$sources" > "$root/etc/apt/sources.list"
 # A mirror that is a snapshot keeps a Release file past its Valid-Until
 # (trixie-backports': a week); the versions are pinned anyway.
 echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99rig-snapshot"
-# objtool reads /proc in the chroot.
-trap umount_proc EXIT
-mount -t proc proc "$root/proc"
 
-log "installing the toolchain and 7.3 packages in the root"
-in_root apt-get -q update
-in_root apt-get -q install -y $(pinned "${toolchain[@]}" "${kernel_pkgs[@]}")
+log "build-for-debian.sh installs the toolchain and 7.3 packages in the root, and prepares the tree"
+run prepare_tree
+run in_build_root "$root" apt-get -q install -y $(pinned rust-clippy)
 
 log "downloading and extracting ${image_pkgs[*]}"
 mkdir -p "$root/tmp/image-debs" "$image"
-in_root sh -c "cd /tmp/image-debs && apt-get -q download $(pinned "${image_pkgs[@]}" | tr '\n' ' ')"
+run in_build_root "$root" sh -c "cd /tmp/image-debs && apt-get -q download $(pinned "${image_pkgs[@]}" | tr '\n' ' ')"
 for deb in "$root"/tmp/image-debs/*.deb; do
 	run dpkg-deb -x "$deb" "$image"
 done
 rm -rf "$root/tmp/image-debs"
 [ -e "$vmlinuz" ] || die "no $vmlinuz from ${image_pkgs[*]}"
 [ -n "$(find "$modules" -name ib_umad.ko.xz)" ] || die "no ib_umad.ko.xz under $modules"
-
-# Debian's config as is: olddefconfig only adds what Debian's build sets
-# (BUILD_SALT, the signing key). KERNELRELEASE makes the vermagic the image's.
-log "preparing the 7.3 tree with rust/ in $kdir (about a minute on 2 cores)"
-kmake=(make -C /usr/src/linux-source-7.3 CC=x86_64-linux-gnu-gcc-14 "KERNELRELEASE=$krel")
-in_root tar -C /usr/src -xf /usr/src/linux-source-7.3.tar.xz
-xz -dc "$root/usr/src/linux-config-7.3/config.amd64_none_amd64.xz" > "$kdir/.config"
-in_root "${kmake[@]}" olddefconfig
-grep -qx CONFIG_RUST=y "$kdir/.config" || die "CONFIG_RUST did not take (see $logf)"
-in_root "${kmake[@]}" -j"$(nproc)" modules_prepare
-in_root "${kmake[@]}" -j"$(nproc)" rust/
-# modpost resolves a module's kernel-crate calls through Debian's exports.
-cp "$root/usr/src/linux-headers-$krel/Module.symvers" "$kdir/"
-
-# Those calls are mangled with the crate hash of the kernel crate built here;
-# they resolve only if Debian's build hashed it the same.
-ours=$(nm "$kdir/rust/kernel.o" | grep -o 'Cs[0-9A-Za-z]*_6kernel' | sort -u)
-theirs=$(grep -o 'Cs[0-9A-Za-z]*_6kernel' "$kdir/Module.symvers" | sort -u)
-[ "$(wc -l <<<"$ours")" -eq 1 ] && [ "$ours" = "$theirs" ] ||
-	die "kernel crate hash differs: built $ours, Debian exports $theirs"
-missing=$(comm -13 <(nm --defined-only "$kdir"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u) \
-	<(awk '$2 ~ /^_R/ { print $2 }' "$kdir/Module.symvers" | sort -u))
-[ -z "$missing" ] || die "Debian exports Rust symbols rust/ does not define: $(head -3 <<<"$missing")"
-log "kernel crate hash $ours matches Debian's exports"
 touch "$out/.rig-built"
 
 # Older keys are stale inputs' outputs.

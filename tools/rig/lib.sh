@@ -41,12 +41,11 @@ kernel_build_dir() {
 	echo "$RIG_CACHE/kernel/$flavour-$key"
 }
 
-# The build root a kernel tree sits in, for a tree that debian-7.3.sh
-# prepared (ROOT/usr/src/linux-source-*), or nothing for the rig's own.
+# The build root a kernel tree sits in, for a tree tools/build-for-debian.sh
+# prepared in one (ROOT/var/cache/ib_umad_rs/prepared/RELEASE), or nothing
+# for the rig's own.
 kernel_root() { # kernel tree
-	case $1 in
-	*/usr/src/*) [ ! -e "${1%%/usr/src/*}/etc/debian_version" ] || echo "${1%%/usr/src/*}" ;;
-	esac
+	[ ! -e "$1/.ib_umad_rs-prepared" ] || echo "${1%%/var/cache/ib_umad_rs/*}"
 }
 
 # Where out-of-tree code ("module", "test-modules") is built against a
@@ -61,13 +60,27 @@ kbuild_dir() { # kernel tree, what
 	fi
 }
 
+# Runs a command in a build root, as root with a clean environment.
+in_build_root() { # root, command...
+	local root=$1 status=0 mounted=
+	shift
+	# objtool reads /proc; what this call mounts, it unmounts.
+	if ! mountpoint -q "$root/proc"; then
+		mount -t proc proc "$root/proc" && mounted=1
+	fi
+	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "$@" || status=$?
+	[ -z "$mounted" ] || umount "$root/proc"
+	return $status
+}
+
 # kbuild for the out-of-tree directory m (from kbuild_dir) against a tree:
 # with KMAKE for the rig's trees; in the build root for a distribution's,
 # with the compiler its config names and its release as KERNELRELEASE, so
-# the vermagic is the image's. The distribution ships no vmlinux to take
-# module BTF from: none is made.
+# the vermagic is the image's (as tools/build-for-debian.sh builds the
+# module). The distribution's BTF is not in the tree: no module BTF.
 kbuild() { # kernel tree, m, make arguments...
-	local kdir=$1 m=$2 root cc status=0 mounted=
+	local kdir=$1 m=$2 root cc
 	shift 2
 	root=$(kernel_root "$kdir")
 	if [ -z "$root" ]; then
@@ -75,16 +88,20 @@ kbuild() { # kernel tree, m, make arguments...
 		return
 	fi
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$kdir/.config")
-	# objtool reads /proc; what this call mounts, it unmounts.
-	if ! mountpoint -q "$root/proc"; then
-		mount -t proc proc "$root/proc" && mounted=1
-	fi
-	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-		make CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
-		CONFIG_DEBUG_INFO_BTF_MODULES= \
-		-C "${kdir#"$root"}" M="${m#"$root"}" "$@" || status=$?
-	[ -z "$mounted" ] || umount "$root/proc"
-	return $status
+	in_build_root "$root" make CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
+		CONFIG_DEBUG_INFO_BTF_MODULES= -C "${kdir#"$root"}" M="${m#"$root"}" "$@"
+}
+
+# Copies what building ib_umad_rs takes (and nothing it built) to dir; kbuild
+# writes objects next to the sources of an M= build, and two kernels must
+# not share them. --checksum: unchanged sources keep their timestamps, so
+# kbuild rebuilds only what changed.
+module_sources() { # dir
+	mkdir -p "$1"
+	(cd "$REPO_DIR" && rsync -a -R --checksum --delete --exclude '*.o' --exclude '.*.cmd' \
+		--exclude '*.ko' --exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
+		--exclude modules.order --exclude Module.symvers \
+		Kbuild drivers tools/build-for-debian.sh "$1/")
 }
 
 # The tree debian-7.3.sh prepares (preparing it if need be).

@@ -155,6 +155,7 @@ fi
 [ -z "${RIG_FUZZ_SEED:-}" ] || cmdline+=" rig.fuzz_seed=$RIG_FUZZ_SEED"
 cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
+[ -z "${RIG_BENCH_ROUNDS:-}" ] || cmdline+=" rig.bench_rounds=$RIG_BENCH_ROUNDS"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
 # counting, for the benchmark) needs them on one. So does Debian's kernel:
 # it patches static branches at run time (JUMP_LABEL, which the rig's

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Builds ib_umad_rs for an installed Debian kernel that has Rust (Debian 13's
+# linux-image-7.3.4+deb13-amd64 from trixie-backports) and, with --load,
+# loads it in place of the C ib_umad. Prints the module's path.
+#
+#   tools/build-for-debian.sh [--load] [KERNELRELEASE] [-- make arguments]
+#   tools/build-for-debian.sh --print-tree [KERNELRELEASE]
+#
+# KERNELRELEASE defaults to the running kernel's. As root, what is missing is
+# installed with apt; otherwise the missing packages are named.
+#
+# Debian's headers package has no Rust artifacts (no rust/*.rmeta, no
+# libmacros), so a Rust module cannot be built against it alone. Once per
+# kernel (and again when an input changes), this prepares a tree from
+# linux-source-X.Y with the headers' own .config, the compiler and rustc the
+# kernel was built with, and the headers' Module.symvers, and checks that the
+# kernel crate built there resolves against the kernel's exports. The tree
+# lives in /var/cache/ib_umad_rs (as root) or ~/.cache/ib_umad_rs;
+# --print-tree prepares it and prints its path.
+set -euo pipefail
+
+me=${0##*/}
+say() { echo "$me: $*" >&2; }
+die() { say "$*"; exit 1; }
+usage() { die "usage: $me [--load | --print-tree] [KERNELRELEASE] [-- make arguments]"; }
+
+load= print_tree= krel= apt_updated=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--load) load=1 ;;
+	--print-tree) print_tree=1 ;;
+	--) shift; break ;;
+	-*) usage ;;
+	*) [ -z "$krel" ] || usage; krel=$1 ;;
+	esac
+	shift
+done
+krel=${krel:-$(uname -r)}
+src=$(cd "$(dirname "$0")/.." && pwd)
+headers=/usr/src/linux-headers-$krel
+root_user=$([ "$(id -u)" -eq 0 ] && echo 1 || true)
+
+installed() { # package
+	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
+}
+# Installs what is missing as root, or names it.
+need() { # packages...
+	local p missing=()
+	for p; do installed "$p" || missing+=("$p"); done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ -n "$root_user" ] ||
+		die "missing packages; as root: apt-get install ${missing[*]} (from trixie and trixie-backports)"
+	say "installing ${missing[*]}"
+	if [ -z "$apt_updated" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get -q update >&2
+		apt_updated=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends "${missing[@]}" >&2 ||
+		die "apt-get could not install ${missing[*]}: is trixie-backports in apt's sources?"
+}
+config() { # CONFIG_ name: its value, unquoted
+	sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$headers/.config"
+}
+
+need "linux-headers-$krel"
+[ "$(config CONFIG_RUST)" = y ] || die "kernel $krel is not built with Rust (CONFIG_RUST)"
+# The compiler the kernel names (x86_64-linux-gnu-gcc-14) is in gcc-14.
+cc=$(config CONFIG_CC_VERSION_TEXT | cut -d' ' -f1)
+series=$(cut -d. -f1,2 <<<"$krel")
+need "linux-source-$series" "${cc##*-linux-gnu-}" rustc rust-src bindgen make bc flex bison \
+	libelf-dev libssl-dev xz-utils kmod dwarves python3 rustfmt
+
+version=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
+source_version=$(dpkg-query -W -f='${Version}' "linux-source-$series")
+[ "$source_version" = "$version" ] ||
+	die "linux-source-$series is $source_version, but kernel $krel is $version: install linux-source-$series=$version"
+# Rust symbols carry a hash of the compiler that built the crate: only the
+# kernel's own rustc makes calls that resolve.
+rustc_wanted=$(config CONFIG_RUSTC_VERSION_TEXT)
+rustc_have=$(rustc --version)
+[ "$rustc_have" = "$rustc_wanted" ] ||
+	die "kernel $krel was built with $rustc_wanted, and this rustc is $rustc_have: install Debian's rustc and rust-src $(cut -d' ' -f2 <<<"$rustc_wanted")"
+
+cache=${IB_UMAD_RS_CACHE:-$([ -n "$root_user" ] && echo /var/cache/ib_umad_rs ||
+	echo "${XDG_CACHE_HOME:-$HOME/.cache}/ib_umad_rs")}
+tree=$cache/prepared/$krel
+kmake=(make -C "$tree" CC="$cc" KERNELRELEASE="$krel")
+stamp=$tree/.ib_umad_rs-prepared
+prepare() {
+	say "preparing $tree for $krel (a few minutes, once)"
+	rm -rf --one-file-system "$tree"
+	mkdir -p "$tree"
+	tar -C "$tree" --strip-components=1 -xf "/usr/src/linux-source-$series.tar.xz"
+	cp "$headers/.config" "$tree/.config"
+	"${kmake[@]}" -s olddefconfig >&2
+	grep -qx CONFIG_RUST=y "$tree/.config" ||
+		die "the Rust toolchain was not usable for $krel: see make -C $tree rustavailable"
+	"${kmake[@]}" -s -j"$(nproc)" modules_prepare >&2
+	"${kmake[@]}" -s -j"$(nproc)" rust/ >&2
+	# modpost resolves the module's kernel-crate calls through the kernel's
+	# own exports.
+	cp "$headers/Module.symvers" "$tree/"
+	ours=$(nm "$tree/rust/kernel.o" | grep -o 'Cs[0-9A-Za-z]*_6kernel' | sort -u)
+	theirs=$(grep -o 'Cs[0-9A-Za-z]*_6kernel' "$tree/Module.symvers" | sort -u)
+	[ "$(wc -l <<<"$ours")" -eq 1 ] && [ "$ours" = "$theirs" ] ||
+		die "the kernel crate built here hashes as $ours, $krel exports $theirs"
+	missing=$(comm -13 <(nm --defined-only "$tree"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u) \
+		<(awk '$2 ~ /^_R/ { print $2 }' "$tree/Module.symvers" | sort -u))
+	[ -z "$missing" ] || die "$krel exports Rust symbols the tree does not define: $(head -3 <<<"$missing")"
+}
+# A tree is prepared again when what made it changes.
+inputs=$(printf '%s\n' "$version" "$rustc_have" "$(bindgen --version)" "$("$cc" --version | head -1)" \
+	"$(declare -f prepare | sha256sum)")
+if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
+	prepare
+	echo "$inputs" > "$stamp"
+fi
+if [ -n "$print_tree" ]; then
+	echo "$tree"
+	exit 0
+fi
+
+# The kernel's BTF is not in the tree, so no module BTF is made.
+"${kmake[@]}" M="$src" CONFIG_DEBUG_INFO_BTF_MODULES= "$@" modules >&2
+ko=$src/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
+if [ -n "$load" ]; then
+	[ -n "$root_user" ] || die "--load needs root"
+	[ "$krel" = "$(uname -r)" ] || die "--load: $krel is not the running kernel"
+	# Both drivers want major 231 and the umad client: only one can be loaded.
+	if [ -e /sys/module/ib_umad ]; then
+		modprobe -r ib_umad || die "the C ib_umad is in use: stop what holds it (opensm, ...) first"
+	fi
+	modprobe ib_core
+	if [ -e /sys/module/ib_umad_rs ]; then
+		rmmod ib_umad_rs
+	fi
+	insmod "$ko"
+	say "loaded $ko"
+fi
+echo "$ko"
