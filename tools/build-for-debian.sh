@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds ib_umad_rs for an installed Debian kernel that has Rust (Debian 13's
-# linux-image-7.3.4+deb13-amd64 from trixie-backports) and, with --load,
-# loads it in place of the C ib_umad. Prints the module's path.
+# linux-image-7.3.4+deb13-amd64 from trixie-backports); with --install,
+# installs it (make install: updates/, depmod, and the modprobe.d file that
+# makes it the umad driver); with --load, loads it in place of the C
+# ib_umad. Prints the built module's path.
 #
-#   tools/build-for-debian.sh [--load] [KERNELRELEASE] [-- make arguments]
-#   tools/build-for-debian.sh --print-tree [KERNELRELEASE]
+#   tools/build-for-debian.sh [--install] [--load] [--no-apt] [KERNELRELEASE] [-- make arguments]
+#   tools/build-for-debian.sh --print-tree [--no-apt] [KERNELRELEASE]
 #
 # KERNELRELEASE defaults to the running kernel's. As root, what is missing is
-# installed with apt; otherwise the missing packages are named.
+# installed with apt (never with --no-apt, as under DKMS, which runs inside
+# dpkg); otherwise the missing packages are named.
 #
 # Debian's headers package has no Rust artifacts (no rust/*.rmeta, no
 # libmacros), so a Rust module cannot be built against it alone. Once per
@@ -22,13 +25,17 @@ set -euo pipefail
 me=${0##*/}
 say() { echo "$me: $*" >&2; }
 die() { say "$*"; exit 1; }
-usage() { die "usage: $me [--load | --print-tree] [KERNELRELEASE] [-- make arguments]"; }
+usage() {
+	die "usage: $me [--install] [--load] [--print-tree] [--no-apt] [KERNELRELEASE] [-- make arguments]"
+}
 
-load= print_tree= krel= apt_updated=
+install= load= print_tree= no_apt= krel= apt_updated=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--install) install=1 ;;
 	--load) load=1 ;;
 	--print-tree) print_tree=1 ;;
+	--no-apt) no_apt=1 ;;
 	--) shift; break ;;
 	-*) usage ;;
 	*) [ -z "$krel" ] || usage; krel=$1 ;;
@@ -48,7 +55,7 @@ need() { # packages...
 	local p missing=()
 	for p; do installed "$p" || missing+=("$p"); done
 	[ ${#missing[@]} -gt 0 ] || return 0
-	[ -n "$root_user" ] ||
+	[ -n "$root_user" ] && [ -z "$no_apt" ] ||
 		die "missing packages; as root: apt-get install ${missing[*]} (from trixie and trixie-backports)"
 	say "installing ${missing[*]}"
 	if [ -z "$apt_updated" ]; then
@@ -115,13 +122,21 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
 	prepare
 	echo "$inputs" > "$stamp"
 fi
+# kbuild's depmod (make install) reads the kernel's System.map.
+if [ -e "/boot/System.map-$krel" ]; then
+	cp -u "/boot/System.map-$krel" "$tree/System.map"
+fi
 if [ -n "$print_tree" ]; then
 	echo "$tree"
 	exit 0
 fi
 
-# The kernel's BTF is not in the tree, so no module BTF is made.
-"${kmake[@]}" M="$src" CONFIG_DEBUG_INFO_BTF_MODULES= "$@" modules >&2
+# The kernel's BTF is not in the tree, so no module BTF is made. Nor is the
+# kernel's signing key: modules_install would fail to sign (DKMS signs with
+# its own key).
+kvars=(KDIR="$tree" CC="$cc" KERNELRELEASE="$krel" CONFIG_DEBUG_INFO_BTF_MODULES=)
+[ -e "$tree/$(config CONFIG_MODULE_SIG_KEY)" ] || kvars+=(CONFIG_MODULE_SIG_ALL=)
+make -C "$src" "${kvars[@]}" "$@" $([ -n "$install" ] && echo install || echo all) >&2
 ko=$src/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
 if [ -n "$load" ]; then
 	[ -n "$root_user" ] || die "--load needs root"

@@ -101,7 +101,7 @@ module_sources() { # dir
 	(cd "$REPO_DIR" && rsync -a -R --checksum --delete --exclude '*.o' --exclude '.*.cmd' \
 		--exclude '*.ko' --exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
 		--exclude modules.order --exclude Module.symvers \
-		Kbuild drivers tools/build-for-debian.sh "$1/")
+		Kbuild Makefile drivers tools/build-for-debian.sh tools/modprobe.d "$1/")
 }
 
 # The tree debian-7.3.sh prepares (preparing it if need be).
