@@ -18,8 +18,10 @@ fi
 krel=7.3.4+deb13-amd64
 base=$RIG_CACHE/debian-7.3
 # What build-for-debian.sh installs (the inputs of the tree it prepares,
-# which it keys itself), and the lints' clippy.
+# which it keys itself), the lints' clippy, and what builds, checks and
+# installs the ib-umad-rs-dkms package (debian-package.sh).
 toolchain=(gcc-14 rustc rust-src bindgen rust-clippy)
+packaging=(build-essential debhelper dh-dkms dkms lintian)
 kernel_pkgs=(linux-source-7.3 "linux-headers-$krel")
 
 # The Debian registry is the only network source; use the host's mirror.
@@ -49,9 +51,9 @@ apt-get "${apt[@]}" -qq update >&2 || die "apt-get update of trixie failed"
 # linux-base: System.map, config).
 image_pkgs=("linux-image-$krel" $(apt-cache "${apt[@]}" show --no-all-versions "linux-image-$krel" |
 	sed -n 's/^Depends: //p' | grep -o "linux-[a-z]*-$krel" | sort -u))
-versions=$(apt-cache "${apt[@]}" show --no-all-versions "${toolchain[@]}" "${kernel_pkgs[@]}" \
-	"${image_pkgs[@]}" | awk '/^Package:/ { p = $2 } /^Version:/ { print p "=" $2 }')
-[ "$(wc -l <<<"$versions")" -eq $((${#toolchain[@]} + ${#kernel_pkgs[@]} + ${#image_pkgs[@]})) ] ||
+versions=$(apt-cache "${apt[@]}" show --no-all-versions "${toolchain[@]}" "${packaging[@]}" \
+	"${kernel_pkgs[@]}" "${image_pkgs[@]}" | awk '/^Package:/ { p = $2 } /^Version:/ { print p "=" $2 }')
+[ "$(wc -l <<<"$versions")" -eq $((${#toolchain[@]} + ${#packaging[@]} + ${#kernel_pkgs[@]} + ${#image_pkgs[@]})) ] ||
 	die "not every package resolved: $versions"
 pinned() { local p; for p; do grep "^$p=" <<<"$versions"; done; }
 
@@ -97,7 +99,7 @@ echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99rig-sna
 
 log "build-for-debian.sh installs the toolchain and 7.3 packages in the root, and prepares the tree"
 run prepare_tree
-run in_build_root "$root" apt-get -q install -y $(pinned rust-clippy)
+run in_build_root "$root" apt-get -q install -y --no-install-recommends $(pinned rust-clippy "${packaging[@]}")
 
 log "downloading and extracting ${image_pkgs[*]}"
 mkdir -p "$root/tmp/image-debs" "$image"

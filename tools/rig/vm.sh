@@ -34,13 +34,16 @@ if [ "$flavour" = debian ]; then
 	eval "$(bash "$RIG_DIR/debian-7.3.sh")"
 	ksft=$kdir/tools/testing/selftests
 	progs=$RIG_CACHE/selftests-debian
+	# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built by
+	# Debian's dkms.
+	ko=$(bash "$RIG_DIR/debian-package.sh")
 else
 	kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
 	ksft=$(kernel_src_dir)/tools/testing/selftests
 	progs=$RIG_CACHE/selftests
+	ko=$(bash "$RIG_DIR/module.sh" "$kdir")
 fi
-ko=$(bash "$RIG_DIR/module.sh" "$kdir")
 
 stage=$RIG_CACHE/initramfs/$flavour
 rm -rf "$stage"
@@ -87,7 +90,10 @@ if [ "$flavour" = debian ]; then
 else
 	cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$stage/lib/modules/test/"
 fi
-cp "$ko" "$stage/lib/modules/test/"
+case $ko in
+*.xz) xz -dc "$ko" > "$stage/lib/modules/test/$(basename "$ko" .xz)" ;;
+*) cp "$ko" "$stage/lib/modules/test/" ;;
+esac
 bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
 	cp "$test_ko" "$stage/lib/modules/test/"
 done
