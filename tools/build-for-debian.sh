@@ -47,6 +47,11 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 headers=/usr/src/linux-headers-$krel
 root_user=$([ "$(id -u)" -eq 0 ] && echo 1 || true)
 
+if [ -n "$load" ]; then
+	[ -n "$root_user" ] || die "--load needs root"
+	[ "$krel" = "$(uname -r)" ] || die "--load: $krel is not the running kernel"
+fi
+
 installed() { # package
 	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
 }
@@ -139,8 +144,6 @@ kvars=(KDIR="$tree" CC="$cc" KERNELRELEASE="$krel" CONFIG_DEBUG_INFO_BTF_MODULES
 make -C "$src" "${kvars[@]}" "$@" $([ -n "$install" ] && echo install || echo all) >&2
 ko=$src/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
 if [ -n "$load" ]; then
-	[ -n "$root_user" ] || die "--load needs root"
-	[ "$krel" = "$(uname -r)" ] || die "--load: $krel is not the running kernel"
 	# Both drivers want major 231 and the umad client: only one can be loaded.
 	if [ -e /sys/module/ib_umad ]; then
 		modprobe -r ib_umad || die "the C ib_umad is in use: stop what holds it (opensm, ...) first"

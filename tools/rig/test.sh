@@ -48,6 +48,10 @@ log "lints: rustfmt, bindings only in the glue, clippy (6.12 and 7.3), C warning
 } 2>&1 | tee "$out"
 count_step lints "$out" "${PIPESTATUS[0]}"
 
+log "what build-for-debian.sh refuses, each with its one sentence"
+bash "$RIG_DIR/build-for-debian-checks.sh" 2>&1 | tee "$out"
+count "build-for-debian.sh refusals" "$out" 1 "${PIPESTATUS[0]}"
+
 # debian: the whole suite on Debian's own 7.3 kernel, against its own C
 # ib_umad; debug (6.12): KASAN, lockdep, kmemleak, fault injection; race
 # (6.12): KCSAN and lockdep. All SMP guests, all both drivers.
