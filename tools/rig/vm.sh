@@ -52,6 +52,9 @@ mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,tests/lib,samples,
 # Userspace: busybox, iproute2's ip and rdma with their shared libraries.
 cp /bin/busybox "$stage/bin/busybox"
 tools="/sbin/ip /usr/bin/rdma"
+# Debian 12's kmod (modprobe, depmod) and systemd-modules-load, the host's, for
+# the guest's checks of which driver loads.
+[ "$flavour" != debian ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
 [ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
 for tool in $tools; do
 	cp "$tool" "$stage/sbin/"
@@ -87,6 +90,31 @@ if [ "$flavour" = debian ]; then
 	cp "$modules/config" "$stage/lib/modules/base/config"
 	c_ko=$(find "$modules/kernel" -name ib_umad.ko.xz)
 	xz -dc "$c_ko" > "$stage/lib/modules/test/ib_umad.ko"
+	# For the guest's modprobe checks, the module tree of a system with
+	# the package installed, as Debian has it: the C ib_umad, ib_umad_rs
+	# where DKMS put it, and what rdma-core's module list loads (ib_ipoib),
+	# each with what it needs; rdma-core's list, the package's modprobe.d
+	# file, and modprobe and depmod as kmod.
+	tree=$stage/lib/modules/modprobe-tree
+	tree_module() { # name
+		local file dep
+		file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
+		[ -n "$file" ] || die "no module $1 in $modules"
+		[ ! -e "$tree/${file#"$modules/"}" ] || return 0
+		install -D -m 644 "$file" "$tree/${file#"$modules/"}"
+		for dep in $(modinfo -F depends "$file" | tr , ' '); do
+			tree_module "$dep"
+		done
+	}
+	for name in ib_umad ib_ipoib; do
+		tree_module "$name"
+	done
+	install -D -m 644 "$ko" "$tree/updates/dkms/$(basename "$ko")"
+	cp "$modules"/modules.builtin* "$modules/modules.order" "$tree/"
+	cp "$root/usr/lib/modprobe.d/ib_umad_rs.conf" "$stage/lib/modules/"
+	install -D -m 644 /etc/rdma/modules/infiniband.conf "$stage/etc/rdma/modules/infiniband.conf"
+	ln -s kmod "$stage/sbin/modprobe"
+	ln -s kmod "$stage/sbin/depmod"
 else
 	cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$stage/lib/modules/test/"
 fi
