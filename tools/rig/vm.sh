@@ -30,8 +30,11 @@ drivers=${3:-c,rust}
 RIG_CPUS=${RIG_CPUS:-2}
 
 if [ "$flavour" = debian ]; then
-	# Sets root, kdir, vmlinuz and modules (the image's).
-	eval "$(bash "$RIG_DIR/debian-7.3.sh")"
+	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
+	# this boot and debian-package.sh.
+	RIG_DEBIAN_73=${RIG_DEBIAN_73:-$(bash "$RIG_DIR/debian-7.3.sh")}
+	export RIG_DEBIAN_73
+	eval "$RIG_DEBIAN_73"
 	ksft=$kdir/tools/testing/selftests
 	progs=$RIG_CACHE/selftests-debian
 	# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built by
