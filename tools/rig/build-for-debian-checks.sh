@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# What tools/build-for-debian.sh (the users' command, and DKMS's) refuses,
-# run in the Debian build root: each case must fail, and say why in its one
-# sentence. Prints a line per case, then "N passed, N failed".
+# tools/build-for-debian.sh (the users' command, and DKMS's) in the Debian
+# build root: what it refuses (each case must fail, and say why in its one
+# sentence), and --install and make uninstall (the module in updates/ and
+# known to depmod, the modprobe.d file; then neither). Prints a line per
+# case, then "N passed, N failed".
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -47,6 +49,28 @@ expect missing_headers_not_root "missing packages; as root: apt-get install linu
 expect load_needs_root "--load needs root" "${nobody[@]}" "$script" --load "$krel"
 expect load_needs_the_running_kernel "--load: $krel is not the running kernel" "$script" --load "$krel"
 expect unknown_option "usage: build-for-debian.sh" "$script" --frobnicate
+
+check() { # case, what failed or nothing
+	if [ -z "$2" ]; then
+		echo "ok $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok $1: $2"
+		failed=$((failed + 1))
+	fi
+}
+moddir=$root/lib/modules/$krel
+installed=updates/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
+conf=$root/etc/modprobe.d/ib_umad_rs.conf
+out=$(in_build_root "$root" "$script" --install "$krel" -- -s 2>&1) || true
+check install "$(ls "$moddir/$installed"* > /dev/null 2>&1 || echo "no $installed*: $(tail -n1 <<<"$out")"
+	grep -q "^$installed" "$moddir/modules.dep" || echo "depmod does not know it"
+	[ -e "$conf" ] || echo "no /etc/modprobe.d/ib_umad_rs.conf")"
+out=$(in_build_root "$root" make -s -C "${src#"$root"}" KDIR="${kdir#"$root"}" KERNELRELEASE="$krel" \
+	uninstall 2>&1) || true
+check uninstall "$(! ls "$moddir/$installed"* > /dev/null 2>&1 || echo "$installed* is still there: $out"
+	! grep -q "^$installed" "$moddir/modules.dep" || echo "depmod still knows it"
+	[ ! -e "$conf" ] || echo "/etc/modprobe.d/ib_umad_rs.conf is still there")"
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
