@@ -10,6 +10,7 @@ source "$(dirname "$0")/lib.sh"
 eval "$(bash "$RIG_DIR/debian-7.3.sh")" || die "no Debian root"
 krel=$(cat "$kdir/include/config/kernel.release")
 src=$root/build/module
+lock_dir "$src"
 module_sources "$src"
 script=${src#"$root"}/tools/build-for-debian.sh
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)

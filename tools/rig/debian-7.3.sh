@@ -65,11 +65,13 @@ modules=$image/usr/lib/modules/$krel
 # Debian ships the image there; only its postinst copies it to /boot.
 vmlinuz=$modules/vmlinuz
 # The tree: prepared (or found prepared) by the users' command, in the root.
-prepare_tree() {
+# A subshell holds the lock: this script prepares twice when it builds.
+prepare_tree() { (
 	local src=$root/build/module
+	lock_dir "$src"
 	module_sources "$src"
 	in_build_root "$root" "${src#"$root"}/tools/build-for-debian.sh" --print-tree "$krel"
-}
+); }
 print_paths() {
 	local kdir plog=$out/prepare.log
 	kdir=$root$(prepare_tree 2> "$plog") ||

@@ -17,6 +17,7 @@ grep -qx "PACKAGE_VERSION=\"$version\"" "$REPO_DIR/dkms.conf" ||
 	die "dkms.conf's PACKAGE_VERSION is not debian/changelog's $version"
 
 pkg=$root/build/pkg
+lock_dir "$pkg"
 installed() { ls "$root/lib/modules/$krel/updates/dkms/"ib_umad_rs.ko* 2>/dev/null; }
 key=$(cd "$REPO_DIR" && git ls-files -co --exclude-standard -- "${shipped[@]}" |
 	sort | xargs sha256sum | sha256sum | cut -c1-16)

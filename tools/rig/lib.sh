@@ -92,6 +92,16 @@ kbuild() { # kernel tree, m, make arguments...
 		CONFIG_DEBUG_INFO_BTF_MODULES= -C "${kdir#"$root"}" M="${m#"$root"}" "$@"
 }
 
+# Holds an exclusive lock on dir until the calling script exits: two runs
+# of the rig on one machine (a checkout and a CI clone) share the cache, and
+# must not build in the same directory at once.
+lock_dir() { # dir
+	local fd
+	mkdir -p "$(dirname "$1")"
+	exec {fd}> "$1.lock"
+	flock "$fd"
+}
+
 # Copies what building ib_umad_rs takes (and nothing it built) to dir; kbuild
 # writes objects next to the sources of an M= build, and two kernels must
 # not share them. --checksum: unchanged sources keep their timestamps, so

@@ -35,6 +35,7 @@ mapfile -t cast_lints < <(sed -n '/^rustflags-y/,/[^\\]$/p' "$module/Kbuild" | g
 
 log "dropping retired agents without the port's lock does not build"
 misuse=$RIG_CACHE/lint-misuse
+lock_dir "$misuse"
 rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
 sed -i 's/self.mark_dead(self.state.lock()).unregister(port);/let _ = (self.mark_dead(self.state.lock()), port);/' \
 	"$misuse/drivers/infiniband/core/umad_rs/file.rs"

@@ -9,7 +9,13 @@ source "$(dirname "$0")/lib.sh"
 
 kdir=${1:?usage: module.sh <kernel build dir> [make arguments]}
 shift
-out=$(kbuild_dir "$kdir" module)
+# A build with make arguments (lint.sh's clippy) has its own directory: it
+# does not make the plain build start over, nor replace its .ko while a boot
+# copies it.
+name=module
+[ $# -eq 0 ] || name=module$(printf -- '-%s' "$@" | tr -c 'A-Za-z0-9-' _)
+out=$(kbuild_dir "$kdir" "$name")
+lock_dir "$out"
 module_sources "$out"
 root=$(kernel_root "$kdir")
 if [ -n "$root" ]; then

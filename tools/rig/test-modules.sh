@@ -10,6 +10,7 @@ kdir=${1:?usage: test-modules.sh <kernel build dir>}
 src=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad/test_modules
 [ -f "$src/Makefile" ] || exit 0
 out=$(kbuild_dir "$kdir" test-modules)
+lock_dir "$out"
 mkdir -p "$out"
 rsync -a --checksum --delete --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' \
 	--exclude '*.mod*' --exclude modules.order --exclude Module.symvers \

@@ -49,6 +49,8 @@ else
 fi
 
 stage=$RIG_CACHE/initramfs/$flavour
+# One boot of a flavour at a time builds its stage and programs.
+lock_dir "$stage"
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,tests/lib,samples,proc,sys,dev,tmp}
 
@@ -131,10 +133,14 @@ done
 
 # Static test programs, built once into the cache (make rebuilds what
 # changed) and copied in.
-mkdir -p "$progs"
-make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
-	KSFT_DIR="$ksft" OUTPUT="$progs"
-cp "$progs"/* "$stage/tests/"
+# The rig's kernels share them, and test.sh boots two of those at once.
+(
+	lock_dir "$progs"
+	mkdir -p "$progs"
+	make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
+		KSFT_DIR="$ksft" OUTPUT="$progs"
+	cp "$progs"/* "$stage/tests/"
+)
 install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
 # The KCSAN reports of C code that the race flavour tolerates, as patterns.
 sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' \
