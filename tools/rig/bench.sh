@@ -6,7 +6,8 @@
 # to run and does not weigh calls and jumps as heavily as TCG does. It
 # measures; it does not judge.
 #   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
-# RIG_BENCH_ROUNDS: rounds of one run per driver (6).
+# RIG_BENCH_ROUNDS: rounds of one run per driver (6). RIG_BENCH_CLOCKS: which
+# of the two ("tcg icount"); wall time means nothing beside another VM.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -34,7 +35,7 @@ for (name, unit), by in sorted(runs.items()):
 PY
 }
 
-for clock in tcg icount; do
+for clock in ${RIG_BENCH_CLOCKS:-tcg icount}; do
 	extra=
 	[ $clock = tcg ] || extra="-icount shift=0,sleep=off"
 	log=$(RIG_QEMU_EXTRA=$extra bash "$RIG_DIR/vm.sh" "$flavour" bench) ||
