@@ -61,13 +61,30 @@ tools="/sbin/ip /usr/bin/rdma"
 # the guest's checks of which driver loads.
 [ "$flavour" != debian ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
 [ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
-for tool in $tools; do
-	cp "$tool" "$stage/sbin/"
-	ldd "$tool" | grep -o '/[^ ]*' | while read -r lib; do
-		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$lib" "$stage$lib"
+# Copies a program to dir in the stage, with the shared libraries it links
+# (from root first, where its packages are unpacked rather than installed).
+stage_program() { # program, dir, [root]
+	local root=${3:-}
+	cp "$1" "$stage$2/"
+	LD_LIBRARY_PATH=${root:+$root/usr/lib/x86_64-linux-gnu} ldd "$1" |
+		grep -o '/[^ ]*' | while read -r lib; do
+		mkdir -p "$stage$(dirname "${lib#"$root"}")"
+		cp -L "$lib" "$stage${lib#"$root"}"
 	done
+}
+for tool in $tools; do
+	stage_program "$tool" /sbin
 done
+# The management stack (umad_opensm.sh, the demo), unchanged: Debian's
+# opensm (mgmt-stack.sh unpacks it) and the infiniband-diags the tests use.
+if [ "$mode" = suite ] || [ "$mode" = demo ]; then
+	mkdir -p "$stage/usr/sbin"
+	osm=$(bash "$RIG_DIR/mgmt-stack.sh")
+	stage_program "$osm/usr/sbin/opensm" /usr/sbin "$osm"
+	for tool in ibstat sminfo smpquery ibnetdiscover saquery perfquery ibping ibaddr; do
+		stage_program "/usr/sbin/$tool" /usr/sbin
+	done
+fi
 cp "$RIG_DIR/guest/init" "$stage/init"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
@@ -186,10 +203,11 @@ if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
 	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm
 fi
 # The debug kernel runs all of ib_umad_rs, and of C what compares under
-# faults and removal: the plain kernel already has every C result, and
-# KASAN and kmemleak are there for ib_umad_rs's memory.
+# faults and removal, and the management stack, whose outputs the second
+# driver compares with the first's: the plain kernel already has every C
+# result, and KASAN and kmemleak are there for ib_umad_rs's memory.
 if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
-	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal}
+	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal,umad_opensm.sh}
 fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_C_TESTS:-}" ] || cmdline+=" rig.c_tests=$RIG_C_TESTS"

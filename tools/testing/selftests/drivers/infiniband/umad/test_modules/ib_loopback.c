@@ -18,9 +18,23 @@
  *  - a port without a peer is not cabled; what it sends to 0xffff is lost.
  * A send that reaches nobody still completes successfully for the sender.
  *
- * LIDs: port p of iblo<i> has LID base_lid + 128 * i + p - 1. GID index 0 is
- * fe80::/64 + the port GUID; the node GUID is 0x49424c4f00000000 | i << 8
+ * LIDs: port p of iblo<i> has LID base_lid + 128 * i + p - 1, and every port
+ * is ACTIVE, as if a subnet manager had configured the fabric. With
+ * port_init=1 the fabric is as before its SM runs: cabled ports are INIT
+ * (LinkUp) and uncabled ones DOWN (Polling), with no LID and no SM LID, and
+ * only subnet management packets (QP0) pass until both ends of a link are
+ * ACTIVE. GID index 0 is the port's GID prefix (fe80::/64 until an SM sets
+ * another) + the port GUID; the node GUID is 0x49424c4f00000000 | i << 8
  * and the port GUID is the node GUID + p.
+ *
+ * Each port has a subnet management agent (SMA) that answers SubnGet and
+ * SubnSet of NodeDescription, NodeInfo, GUIDInfo, PortInfo (LIDs, M_Key,
+ * the state machine INIT -> ARMED -> ACTIVE, and the IB core's port events
+ * that follow), P_KeyTable, SLtoVLMappingTable and VLArbitrationTable, with
+ * the error status IBA gives for anything else. SMInfo goes to the port's
+ * SM, if one registered for it, as on real HCAs. A performance management
+ * agent (PMA) answers ClassPortInfo, PortCounters and PortCountersExtended
+ * from the port's own packet counters.
  *
  * debugfs (/sys/kernel/debug/ib_loopback/):
  *  drop_every_nth  N: drop the Nth, 2Nth, ... packet sent after the write
@@ -32,7 +46,7 @@
  *  add_device      write a port count (1-128; 0: the nports parameter) to
  *                  add a device with the lowest free index
  *  remove_device   write "iblo<i>" or "<i>" to remove that device
- *  devices         "<name> <ports> <lid of port 1>" per device
+ *  devices         "<name> <ports> <LID of port 1 now>" per device
  *  stats           packet counters: tx, delivered, dropped, lost
  * Dropped packets (knobs) and lost ones (nobody there) complete successfully
  * on the sender. Directed-route SMPs with hop count 0 never reach the wire:
@@ -52,6 +66,7 @@
 #include <linux/workqueue.h>
 #include <linux/unaligned.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_pma.h>
 #include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
 
@@ -74,6 +89,15 @@
 #define LO_MAX_QPN		0xffffff
 /* Header bytes a UD packet carries after the GRH: BTH, DETH, ICRC. */
 #define LO_UD_HDR_LEN		(12 + 8 + 4)
+#define LO_LRH_LEN		8
+/* Unicast LIDs are below this; the LID table covers them. */
+#define LO_LID_END		0xc000
+/* VLs: VLCap VL0-7 (4), and VL arbitration tables of 8 entries each. */
+#define LO_VL_CAP		4
+#define LO_VL_ARB_CAP		8
+#define LO_SL2VL_LEN		8	/* 16 SLs, a VL nibble each */
+#define LO_SUBNET_TIMEOUT	18
+#define LO_RESP_TIME		8
 
 static unsigned int ndevs = 2;
 module_param(ndevs, uint, 0444);
@@ -92,6 +116,11 @@ static unsigned int sm_lid;
 module_param(sm_lid, uint, 0444);
 MODULE_PARM_DESC(sm_lid, "SM LID every port reports (default: base_lid)");
 
+static bool port_init;
+module_param(port_init, bool, 0444);
+MODULE_PARM_DESC(port_init,
+		 "Ports start INIT (or DOWN if uncabled) with no LID, for a subnet manager to configure (default: ACTIVE, LIDs from base_lid)");
+
 static unsigned short pkeys[LO_MAX_PKEYS] = { 0xffff, 0x8001, 0x7fff, 0x8002 };
 static int npkeys = 4;
 module_param_array(pkeys, ushort, &npkeys, 0444);
@@ -100,14 +129,32 @@ MODULE_PARM_DESC(pkeys,
 
 struct lo_dev;
 
+/* A port's packet counters, as its PMA reports them. */
+struct lo_counters {
+	u64 xmit_data;			/* in units of 4 octets */
+	u64 rcv_data;
+	u64 xmit_pkts;
+	u64 rcv_pkts;
+	u64 xmit_discards;
+};
+
 struct lo_port {
 	struct lo_dev *dev;
 	u32 num;
 	/* The rest is under lo_lock. */
-	u32 cap_mask;
 	struct lo_qp *qp0;
 	struct lo_qp *qp1;
 	struct list_head ud_qps;
+	/*
+	 * What the SMA keeps: the port's PortInfo as the wire has it (LID,
+	 * state, capability mask, ...: what query_port reports too), its
+	 * P_Key, SL to VL and VL arbitration tables, and its counters.
+	 */
+	struct ib_port_info pi;
+	u16 pkeys[LO_MAX_PKEYS];
+	u8 sl2vl[LO_SL2VL_LEN];
+	u8 vl_arb[2][2 * LO_VL_ARB_CAP];	/* low, high priority */
+	struct lo_counters counters;
 };
 
 struct lo_dev {
@@ -172,6 +219,7 @@ struct lo_pkt {
 	bool solicited;
 	bool has_imm;
 	bool has_grh;
+	bool vl15;			/* from QP0: passes ports not ACTIVE */
 	__be32 imm;
 	unsigned long due;
 	u32 src_idx;			/* sender device index and port */
@@ -200,6 +248,8 @@ static DEFINE_MUTEX(lo_dev_mutex);
 static DEFINE_MUTEX(lo_notify_mutex);
 
 static struct lo_dev *lo_devs[LO_MAX_DEVS];
+/* The port each unicast LID reaches (a port's LID and its LMC's path bits). */
+static struct lo_port *lo_lids[LO_LID_END];
 static LIST_HEAD(lo_tx_list);		/* posted, send not completed yet */
 static LIST_HEAD(lo_wire_list);		/* on the wire, sorted by due */
 static struct workqueue_struct *lo_wq;
@@ -239,14 +289,31 @@ static struct lo_port *lo_port(struct ib_device *ibdev, u32 port_num)
 	return &to_ldev(ibdev)->ports[port_num - 1];
 }
 
+/* The LID port_num of device idx has at load without port_init. */
 static u16 lo_lid(u32 idx, u32 port_num)
 {
 	return base_lid + idx * LO_MAX_PORTS + port_num - 1;
 }
 
+/* The port's PortInfo fields, under lo_lock. */
 static u16 lo_port_lid(const struct lo_port *port)
 {
-	return lo_lid(port->dev->idx, port->num);
+	return be16_to_cpu(port->pi.lid);
+}
+
+static u8 lo_port_lmc(const struct lo_port *port)
+{
+	return port->pi.mkeyprot_resv_lmc & 7;
+}
+
+static u8 lo_port_state(const struct lo_port *port)
+{
+	return port->pi.linkspeed_portstate & 0xf;
+}
+
+static u8 lo_phys_state(const struct lo_port *port)
+{
+	return port->pi.portphysstate_linkdown >> 4;
 }
 
 static __be64 lo_node_guid(u32 idx)
@@ -259,9 +326,10 @@ static __be64 lo_port_guid(const struct lo_port *port)
 	return cpu_to_be64(LO_NODE_GUID | (u64)port->dev->idx << 8 | port->num);
 }
 
+/* Under lo_lock: the SM may change the prefix. */
 static void lo_port_gid(const struct lo_port *port, union ib_gid *gid)
 {
-	gid->global.subnet_prefix = cpu_to_be64(LO_GID_PREFIX);
+	gid->global.subnet_prefix = port->pi.gid_prefix;
 	gid->global.interface_id = lo_port_guid(port);
 }
 
@@ -421,26 +489,29 @@ static int lo_query_port(struct ib_device *ibdev, u32 port_num,
 			 struct ib_port_attr *attr)
 {
 	struct lo_port *port = lo_port(ibdev, port_num);
+	const struct ib_port_info *pi = &port->pi;
 	unsigned long flags;
 
-	attr->state = IB_PORT_ACTIVE;
-	attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = IB_MTU_4096;
 	attr->gid_tbl_len = LO_GID_TBL_LEN;
 	attr->pkey_tbl_len = npkeys;
 	attr->max_msg_sz = LO_MTU;
-	attr->lid = lo_port_lid(port);
-	attr->sm_lid = sm_lid;
-	attr->lmc = 0;
-	attr->sm_sl = 0;
-	attr->max_vl_num = 1;
-	attr->subnet_timeout = 18;
+	attr->max_vl_num = LO_VL_CAP;
 	attr->active_width = IB_WIDTH_4X;
 	attr->active_speed = IB_SPEED_SDR;
-	attr->subnet_prefix = LO_GID_PREFIX;
 	spin_lock_irqsave(&lo_lock, flags);
-	attr->port_cap_flags = port->cap_mask;
+	attr->state = lo_port_state(port);
+	attr->phys_state = lo_phys_state(port);
+	attr->active_mtu = pi->neighbormtu_mastersmsl >> 4;
+	attr->lid = lo_port_lid(port);
+	attr->sm_lid = be16_to_cpu(pi->sm_lid);
+	attr->lmc = lo_port_lmc(port);
+	attr->sm_sl = pi->neighbormtu_mastersmsl & 0xf;
+	attr->subnet_timeout = pi->clientrereg_resv_subnetto & 0x1f;
+	attr->subnet_prefix = be64_to_cpu(pi->gid_prefix);
+	attr->port_cap_flags = be32_to_cpu(pi->cap_mask);
+	attr->bad_pkey_cntr = be16_to_cpu(pi->pkey_violations);
+	attr->qkey_viol_cntr = be16_to_cpu(pi->qkey_violations);
 	spin_unlock_irqrestore(&lo_lock, flags);
 	return 0;
 }
@@ -450,10 +521,13 @@ static int lo_modify_port(struct ib_device *ibdev, u32 port_num, int mask,
 {
 	struct lo_port *port = lo_port(ibdev, port_num);
 	unsigned long flags;
+	u32 cap_mask;
 
 	spin_lock_irqsave(&lo_lock, flags);
-	port->cap_mask = (port->cap_mask | props->set_port_cap_mask) &
-			 ~props->clr_port_cap_mask;
+	cap_mask = be32_to_cpu(port->pi.cap_mask);
+	cap_mask = (cap_mask | props->set_port_cap_mask) &
+		   ~props->clr_port_cap_mask;
+	port->pi.cap_mask = cpu_to_be32(cap_mask);
 	spin_unlock_irqrestore(&lo_lock, flags);
 	return 0;
 }
@@ -477,18 +551,26 @@ static enum rdma_link_layer lo_get_link_layer(struct ib_device *ibdev,
 static int lo_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 			 u16 *pkey)
 {
+	unsigned long flags;
+
 	if (index >= npkeys)
 		return -EINVAL;
-	*pkey = pkeys[index];
+	spin_lock_irqsave(&lo_lock, flags);
+	*pkey = lo_port(ibdev, port_num)->pkeys[index];
+	spin_unlock_irqrestore(&lo_lock, flags);
 	return 0;
 }
 
 static int lo_query_gid(struct ib_device *ibdev, u32 port_num, int index,
 			union ib_gid *gid)
 {
+	unsigned long flags;
+
 	if (index < 0 || index >= LO_GID_TBL_LEN)
 		return -EINVAL;
+	spin_lock_irqsave(&lo_lock, flags);
 	lo_port_gid(lo_port(ibdev, port_num), gid);
+	spin_unlock_irqrestore(&lo_lock, flags);
 	return 0;
 }
 
@@ -904,9 +986,20 @@ static int lo_make_pkt(struct lo_qp *qp, const struct ib_send_wr *wr,
 	pkt->dst_qpn = ud->remote_qpn;
 	/* C10-15: a Q_Key with the high bit set means the QP's own. */
 	pkt->qkey = (ud->remote_qkey & 0x80000000) ? qp->qkey : ud->remote_qkey;
-	pkt->pkey = pkeys[pkey_index];
-	pkt->slid = lo_port_lid(port);	/* LMC 0: no path bits */
+	pkt->vl15 = qp->ibqp.qp_type == IB_QPT_SMI;
+	pkt->pkey = port->pkeys[pkey_index];
 	pkt->dlid = rdma_ah_get_dlid(ah);
+	/*
+	 * The permissive LID on both ends of a directed route's hop, as HCAs
+	 * send it (the answer goes back to the SLID); else the port's LID
+	 * with the path bits its LMC leaves.
+	 */
+	if (pkt->dlid == be16_to_cpu(IB_LID_PERMISSIVE))
+		pkt->slid = be16_to_cpu(IB_LID_PERMISSIVE);
+	else
+		pkt->slid = lo_port_lid(port) |
+			    (rdma_ah_get_path_bits(ah) &
+			     ((1 << lo_port_lmc(port)) - 1));
 	pkt->sl = rdma_ah_get_sl(ah);
 	if (rdma_ah_get_ah_flags(ah) & IB_AH_GRH) {
 		const struct ib_global_route *grh = rdma_ah_read_grh(ah);
@@ -974,18 +1067,23 @@ static int lo_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 static struct lo_port *lo_port_by_lid(u32 lid)
 {
-	struct lo_dev *ldev;
-	u32 off;
+	return lid < LO_LID_END ? lo_lids[lid] : NULL;
+}
 
-	if (lid < base_lid || lid >= be16_to_cpu(IB_MULTICAST_LID_BASE))
-		return NULL;
-	off = lid - base_lid;
-	if (off / LO_MAX_PORTS >= LO_MAX_DEVS)
-		return NULL;
-	ldev = lo_devs[off / LO_MAX_PORTS];
-	if (!ldev || off % LO_MAX_PORTS >= ldev->nports)
-		return NULL;
-	return &ldev->ports[off % LO_MAX_PORTS];
+/* Points the port's LIDs (its LID and LMC) at it in lo_lids, or at nobody. */
+static void lo_map_lids(struct lo_port *port, bool on)
+{
+	u32 lid = lo_port_lid(port), end;
+
+	if (!lid)
+		return;
+	end = min_t(u32, lid + (1 << lo_port_lmc(port)), LO_LID_END);
+	for (; lid < end; lid++) {
+		if (on)
+			lo_lids[lid] = port;
+		else if (lo_lids[lid] == port)
+			lo_lids[lid] = NULL;
+	}
 }
 
 /* The port at the other end of the cable of port p of device idx. */
@@ -1016,19 +1114,27 @@ static struct lo_qp *lo_find_qp(struct lo_port *port, u32 qpn)
 	return NULL;
 }
 
-/* The receiver's index of the sender's P_Key, or -1 (C10-117 matching). */
-static int lo_pkey_index(u16 pkey)
+/* The receiving port's index of the sender's P_Key, or -1 (C10-117). */
+static int lo_pkey_index(const struct lo_port *port, u16 pkey)
 {
+	const u16 *table = port->pkeys;
 	int i;
 
 	for (i = 0; i < npkeys; i++)
-		if (pkeys[i] == pkey && (pkey & 0x8000))
+		if (table[i] == pkey && (pkey & 0x8000))
 			return i;
 	for (i = 0; i < npkeys; i++)
-		if ((pkeys[i] & 0x7fff) == (pkey & 0x7fff) &&
-		    (pkeys[i] & 0x7fff) && ((pkeys[i] | pkey) & 0x8000))
+		if ((table[i] & 0x7fff) == (pkey & 0x7fff) &&
+		    (table[i] & 0x7fff) && ((table[i] | pkey) & 0x8000))
 			return i;
 	return -1;
+}
+
+/* What a packet of len payload bytes counts in PortXmitData/PortRcvData. */
+static u64 lo_pkt_dwords(const struct lo_pkt *pkt)
+{
+	return (LO_LRH_LEN + (pkt->has_grh ? LO_GRH_LEN : 0) + LO_UD_HDR_LEN +
+		pkt->len) / 4;
 }
 
 /* Copies len bytes of src to byte offset off of the buffers of rwqe. */
@@ -1068,6 +1174,11 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 		port = lo_port_by_lid(pkt->dlid);
 	if (!port)
 		return false;
+	port->counters.rcv_pkts++;
+	port->counters.rcv_data += lo_pkt_dwords(pkt);
+	/* Only subnet management enters a port that is not ACTIVE. */
+	if (!pkt->vl15 && lo_port_state(port) != IB_PORT_ACTIVE)
+		return false;
 	qp = lo_find_qp(port, pkt->dst_qpn);
 	if (!qp || (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS &&
 		    qp->state != IB_QPS_SQD && qp->state != IB_QPS_SQE))
@@ -1077,7 +1188,7 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 	} else {
 		if (pkt->qkey != qp->qkey)
 			return false;
-		pkey_index = lo_pkey_index(pkt->pkey);
+		pkey_index = lo_pkey_index(port, pkt->pkey);
 		if (pkey_index < 0)
 			return false;
 	}
@@ -1113,7 +1224,7 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 		wc.pkey_index = pkey_index;
 		wc.slid = pkt->slid;
 		wc.sl = pkt->sl;
-		wc.dlid_path_bits = 0;	/* LMC 0 */
+		wc.dlid_path_bits = pkt->dlid & ((1 << lo_port_lmc(port)) - 1);
 		wc.port_num = port->num;
 	}
 	if (lo_cq_post(to_lcq(qp->ibqp.recv_cq), &wc, pkt->solicited))
@@ -1154,6 +1265,16 @@ static bool lo_transmit(struct lo_pkt *pkt, struct lo_cq **notify)
 	}
 	pkt->src_qp = NULL;
 	lo_stat_tx++;
+
+	/* Only subnet management leaves a port that is not ACTIVE. */
+	if (!pkt->vl15 && lo_port_state(qp->port) != IB_PORT_ACTIVE) {
+		qp->port->counters.xmit_discards++;
+		lo_stat_lost++;
+		lo_log(pkt, "discard");
+		return false;
+	}
+	qp->port->counters.xmit_pkts++;
+	qp->port->counters.xmit_data += lo_pkt_dwords(pkt);
 
 	if (lo_drop_next) {
 		lo_drop_next--;
@@ -1233,57 +1354,502 @@ static void lo_rx_work_fn(struct work_struct *work)
 	lo_process();
 }
 
-/* The subnet management agent: what a real SMA answers to a Get */
+/* Port state, and the IB core's events that follow it; under lo_lock */
 
-static void lo_node_info(struct lo_port *port, u8 *d)
+/* Tells the IB core (its cache, its clients) of a change of the port. */
+static void lo_port_event(struct lo_port *port, enum ib_event_type type)
 {
-	struct lo_dev *ldev = port->dev;
+	struct ib_device *ibdev = &port->dev->ibdev;
+	struct ib_event event = {
+		.device = ibdev,
+		.event = type,
+		.element.port_num = port->num,
+	};
 
-	d[0] = IB_MGMT_BASE_VERSION;
-	d[1] = 1;					/* ClassVersion */
-	d[2] = RDMA_NODE_IB_CA;
-	d[3] = ldev->nports;
-	memcpy(d + 4, &ldev->ibdev.node_guid, 8);	/* SystemImageGUID */
-	memcpy(d + 12, &ldev->ibdev.node_guid, 8);	/* NodeGUID */
-	put_unaligned(lo_port_guid(port), (__be64 *)(d + 20));
-	put_unaligned_be16(npkeys, d + 28);		/* PartitionCap */
-	put_unaligned_be16(LO_PART_ID, d + 30);	/* DeviceID */
-	put_unaligned_be32(1, d + 32);			/* Revision */
-	d[36] = port->num;				/* LocalPortNum */
-	d[37] = (LO_VENDOR_ID >> 16) & 0xff;
-	d[38] = (LO_VENDOR_ID >> 8) & 0xff;
-	d[39] = LO_VENDOR_ID & 0xff;
+	/*
+	 * Only while registered: the event's work runs later, and
+	 * unregistering waits for it; ib_dispatch_event() does not sleep.
+	 */
+	if (!ib_device_try_get(ibdev))
+		return;
+	ib_dispatch_event(&event);
+	ib_device_put(ibdev);
 }
 
-static void lo_port_info(struct lo_port *port, struct ib_port_info *pi)
+static void lo_set_state(struct lo_port *port, u8 state, u8 phys_state)
 {
-	unsigned long flags;
-	u32 cap_mask;
+	u8 old = lo_port_state(port);
 
-	spin_lock_irqsave(&lo_lock, flags);
-	cap_mask = port->cap_mask;
-	spin_unlock_irqrestore(&lo_lock, flags);
+	port->pi.linkspeed_portstate =
+		(port->pi.linkspeed_portstate & 0xf0) | state;
+	port->pi.portphysstate_linkdown =
+		phys_state << 4 | (port->pi.portphysstate_linkdown & 0xf);
+	if (old != IB_PORT_ACTIVE && state == IB_PORT_ACTIVE)
+		lo_port_event(port, IB_EVENT_PORT_ACTIVE);
+	else if (old == IB_PORT_ACTIVE && state != IB_PORT_ACTIVE)
+		lo_port_event(port, IB_EVENT_PORT_ERR);
+}
 
+/*
+ * (Re)trains the link of a port: up (INIT, LinkUp) at both ends if it is
+ * cabled to a port and neither end is disabled, else down, the ends that
+ * are not disabled Polling.
+ */
+static void lo_train_link(struct lo_port *port)
+{
+	struct lo_port *peer = lo_peer(port->dev->idx, port->num);
+	struct lo_port *end[2] = { port, peer };
+	bool up = peer &&
+		  lo_phys_state(port) != IB_PORT_PHYS_STATE_DISABLED &&
+		  lo_phys_state(peer) != IB_PORT_PHYS_STATE_DISABLED;
+	int i;
+
+	for (i = 0; i < 2 && end[i]; i++) {
+		if (up)
+			lo_set_state(end[i], IB_PORT_INIT,
+				     IB_PORT_PHYS_STATE_LINK_UP);
+		else if (lo_phys_state(end[i]) != IB_PORT_PHYS_STATE_DISABLED)
+			lo_set_state(end[i], IB_PORT_DOWN,
+				     IB_PORT_PHYS_STATE_POLLING);
+	}
+}
+
+/* The port as a fresh HCA has it: with port_init, before any SM. */
+static void lo_port_reset(struct lo_port *port)
+{
+	struct ib_port_info *pi = &port->pi;
+	int i;
+
+	memset(pi, 0, sizeof(*pi));
 	pi->gid_prefix = cpu_to_be64(LO_GID_PREFIX);
-	pi->lid = cpu_to_be16(lo_port_lid(port));
-	pi->sm_lid = cpu_to_be16(sm_lid);
-	pi->cap_mask = cpu_to_be32(cap_mask);
+	if (!port_init) {
+		pi->lid = cpu_to_be16(lo_lid(port->dev->idx, port->num));
+		pi->sm_lid = cpu_to_be16(sm_lid);
+	}
+	pi->cap_mask = cpu_to_be32(IB_PORT_SL_MAP_SUP |
+				   IB_PORT_SYS_IMAGE_GUID_SUP |
+				   IB_PORT_CLIENT_REG_SUP);
 	pi->local_port_num = port->num;
 	pi->link_width_enabled = 3;		/* 1x, 4x */
 	pi->link_width_supported = 3;
 	pi->link_width_active = 2;		/* 4x */
-	pi->linkspeed_portstate = 1 << 4 | IB_PORT_ACTIVE;	/* SDR */
-	pi->portphysstate_linkdown = IB_PORT_PHYS_STATE_LINK_UP << 4 |
-				     IB_PORT_PHYS_STATE_POLLING;
-	pi->mkeyprot_resv_lmc = 0;
+	/* SDR; with port_init, down until the link trains (lo_train_link) */
+	if (port_init) {
+		pi->linkspeed_portstate = 1 << 4 | IB_PORT_DOWN;
+		pi->portphysstate_linkdown = IB_PORT_PHYS_STATE_POLLING << 4 |
+					     IB_PORT_PHYS_STATE_POLLING;
+	} else {
+		pi->linkspeed_portstate = 1 << 4 | IB_PORT_ACTIVE;
+		pi->portphysstate_linkdown = IB_PORT_PHYS_STATE_LINK_UP << 4 |
+					     IB_PORT_PHYS_STATE_POLLING;
+	}
 	pi->linkspeedactive_enabled = 1 << 4 | 1;
 	pi->neighbormtu_mastersmsl = IB_MTU_4096 << 4;
-	pi->vlcap_inittype = 1 << 4;		/* VL0 */
+	pi->vlcap_inittype = LO_VL_CAP << 4;
+	pi->vl_arb_high_cap = LO_VL_ARB_CAP;
+	pi->vl_arb_low_cap = LO_VL_ARB_CAP;
 	pi->inittypereply_mtucap = IB_MTU_4096;
-	pi->operationalvl_pei_peo_fpi_fpo = 1 << 4;
+	/*
+	 * All its VLs in use, as an SM makes it of two such ports (it would
+	 * otherwise take the link down to set them).
+	 */
+	pi->operationalvl_pei_peo_fpi_fpo = LO_VL_CAP << 4;
 	pi->guid_cap = LO_GID_TBL_LEN;
-	pi->clientrereg_resv_subnetto = 18;
-	pi->resv_resptimevalue = 8;
+	pi->clientrereg_resv_subnetto = LO_SUBNET_TIMEOUT;
+	pi->resv_resptimevalue = LO_RESP_TIME;
+	for (i = 0; i < npkeys; i++)
+		port->pkeys[i] = pkeys[i];
+}
+
+/* The subnet management agent */
+
+/*
+ * IBA 14.2.4 M_Key checking of a SubnGet or SubnSet: whether it may
+ * proceed, and whether a Get answers with the M_Key hidden (protect
+ * bits 1). A failed check counts an M_Key violation.
+ */
+static bool lo_mkey_ok(struct lo_port *port, const struct ib_smp *smp,
+		       bool *hide)
+{
+	u8 protect = port->pi.mkeyprot_resv_lmc >> 6;
+
+	*hide = false;
+	if (!port->pi.mkey || smp->mkey == port->pi.mkey)
+		return true;
+	if (smp->method == IB_MGMT_METHOD_GET && protect < 2) {
+		*hide = protect == 1;
+		return true;
+	}
+	if (port->pi.mkey_violations != cpu_to_be16(U16_MAX))
+		be16_add_cpu(&port->pi.mkey_violations, 1);
+	return false;
+}
+
+static void lo_node_info(struct lo_port *port, struct ib_node_info *ni)
+{
+	struct lo_dev *ldev = port->dev;
+
+	ni->base_version = IB_MGMT_BASE_VERSION;
+	ni->class_version = 1;
+	ni->node_type = RDMA_NODE_IB_CA;
+	ni->num_ports = ldev->nports;
+	ni->sys_guid = ldev->ibdev.node_guid;
+	ni->node_guid = ldev->ibdev.node_guid;
+	ni->port_guid = lo_port_guid(port);
+	ni->partition_cap = cpu_to_be16(npkeys);
+	ni->device_id = cpu_to_be16(LO_PART_ID);
+	ni->revision = cpu_to_be32(1);
+	ni->local_port_num = port->num;
+	ni->vendor_id[0] = (LO_VENDOR_ID >> 16) & 0xff;
+	ni->vendor_id[1] = (LO_VENDOR_ID >> 8) & 0xff;
+	ni->vendor_id[2] = LO_VENDOR_ID & 0xff;
+}
+
+/* An enable field's new value: 0 keeps it, all ones takes what is supported. */
+static bool lo_enable_field(u8 req, u8 all, u8 supported, u8 *field)
+{
+	if (!req)
+		return true;
+	if (req == all)
+		req = supported;
+	if (req & ~supported)
+		return false;
+	*field = req;
+	return true;
+}
+
+/*
+ * A SubnSet(PortInfo): every field checked first (IBA 14.2.5.6), so that
+ * an invalid one changes nothing; then the writable fields are taken, the
+ * state machine moves, and the IB core hears of what changed.
+ */
+static u16 lo_set_port_info(struct lo_port *port, const struct ib_port_info *req)
+{
+	struct ib_port_info *pi = &port->pi, old = *pi;
+	u8 state = req->linkspeed_portstate & 0xf;
+	u8 phys = req->portphysstate_linkdown >> 4;
+	u8 down_default = req->portphysstate_linkdown & 0xf;
+	u8 mtu = req->neighbormtu_mastersmsl >> 4;
+	u8 op_vls = req->operationalvl_pei_peo_fpi_fpo >> 4;
+	u8 width = pi->link_width_enabled;
+	u8 speed = pi->linkspeedactive_enabled & 0xf;
+	u8 cur = lo_port_state(port);
+
+	if (be16_to_cpu(req->lid) >= LO_LID_END ||
+	    be16_to_cpu(req->sm_lid) >= LO_LID_END)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	/* NOP, Down, Armed from Init, Active from Armed (or unchanged). */
+	if (state == IB_PORT_INIT || state > IB_PORT_ACTIVE ||
+	    (state == IB_PORT_ARMED && cur != IB_PORT_INIT && cur != state) ||
+	    (state == IB_PORT_ACTIVE && cur != IB_PORT_ARMED && cur != state))
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	if ((phys && phys != IB_PORT_PHYS_STATE_POLLING &&
+	     phys != IB_PORT_PHYS_STATE_DISABLED) ||
+	    down_default > IB_PORT_PHYS_STATE_POLLING)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	if (!mtu || mtu > (pi->inittypereply_mtucap & 0xf) ||
+	    op_vls > pi->vlcap_inittype >> 4)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	if (!lo_enable_field(req->link_width_enabled, 0xff,
+			     pi->link_width_supported, &width) ||
+	    !lo_enable_field(req->linkspeedactive_enabled & 0xf, 0xf,
+			     pi->linkspeed_portstate >> 4, &speed))
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+
+	lo_map_lids(port, false);
+	pi->mkey = req->mkey;
+	pi->gid_prefix = req->gid_prefix;
+	pi->lid = req->lid;
+	pi->sm_lid = req->sm_lid;
+	pi->mkey_lease_period = req->mkey_lease_period;
+	pi->link_width_enabled = width;
+	if (down_default)
+		pi->portphysstate_linkdown =
+			(pi->portphysstate_linkdown & 0xf0) | down_default;
+	pi->mkeyprot_resv_lmc = req->mkeyprot_resv_lmc & 0xc7;
+	pi->linkspeedactive_enabled =
+		(pi->linkspeedactive_enabled & 0xf0) | speed;
+	pi->neighbormtu_mastersmsl = req->neighbormtu_mastersmsl;
+	pi->vl_high_limit = req->vl_high_limit;
+	pi->inittypereply_mtucap = (req->inittypereply_mtucap & 0xf0) |
+				   (pi->inittypereply_mtucap & 0xf);
+	pi->vlstallcnt_hoqlife = req->vlstallcnt_hoqlife;
+	pi->operationalvl_pei_peo_fpi_fpo =
+		(op_vls ? op_vls << 4 : pi->operationalvl_pei_peo_fpi_fpo & 0xf0) |
+		(req->operationalvl_pei_peo_fpi_fpo & 0xf);
+	pi->mkey_violations = req->mkey_violations;
+	pi->pkey_violations = req->pkey_violations;
+	pi->qkey_violations = req->qkey_violations;
+	/* ClientReregister is an event, not a setting: it reads 0. */
+	pi->clientrereg_resv_subnetto = req->clientrereg_resv_subnetto & 0x1f;
+	pi->localphyerrors_overrunerrors = req->localphyerrors_overrunerrors;
+	lo_map_lids(port, true);
+
+	if (pi->lid != old.lid || lo_port_lmc(port) != (old.mkeyprot_resv_lmc & 7))
+		lo_port_event(port, IB_EVENT_LID_CHANGE);
+	if (pi->sm_lid != old.sm_lid ||
+	    (pi->neighbormtu_mastersmsl & 0xf) != (old.neighbormtu_mastersmsl & 0xf))
+		lo_port_event(port, IB_EVENT_SM_CHANGE);
+	if (pi->gid_prefix != old.gid_prefix)
+		lo_port_event(port, IB_EVENT_GID_CHANGE);
+	if (req->clientrereg_resv_subnetto & 0x80)
+		lo_port_event(port, IB_EVENT_CLIENT_REREGISTER);
+
+	if (phys == IB_PORT_PHYS_STATE_DISABLED) {
+		lo_set_state(port, IB_PORT_DOWN, IB_PORT_PHYS_STATE_DISABLED);
+		lo_train_link(port);
+	} else if (phys == IB_PORT_PHYS_STATE_POLLING) {
+		lo_set_state(port, IB_PORT_DOWN, IB_PORT_PHYS_STATE_POLLING);
+		lo_train_link(port);
+	} else if (state == IB_PORT_DOWN) {
+		/* The link goes down and comes back up, at both ends. */
+		lo_train_link(port);
+	} else if (state == IB_PORT_ARMED || state == IB_PORT_ACTIVE) {
+		lo_set_state(port, state, lo_phys_state(port));
+	}
+	return IB_MGMT_MAD_STATUS_SUCCESS;
+}
+
+/* A P_KeyTable block: 32 P_Keys; a CA ignores the port part. */
+static u16 lo_pkey_table(struct lo_port *port, const struct ib_smp *smp,
+			 u8 *data)
+{
+	u32 first = (be32_to_cpu(smp->attr_mod) & 0xffff) * 32, i;
+	bool changed = false;
+
+	if (first >= npkeys)
+		return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+	for (i = first; i < npkeys && i < first + 32; i++) {
+		if (smp->method == IB_MGMT_METHOD_SET) {
+			u16 pkey = get_unaligned_be16(smp->data + 2 * (i - first));
+
+			changed |= pkey != port->pkeys[i];
+			port->pkeys[i] = pkey;
+		}
+		put_unaligned_be16(port->pkeys[i], data + 2 * (i - first));
+	}
+	if (changed)
+		lo_port_event(port, IB_EVENT_PKEY_CHANGE);
+	return IB_MGMT_MAD_STATUS_SUCCESS;
+}
+
+/*
+ * The SMA's answer to a SubnGet or SubnSet of an attribute (its data,
+ * already zeroed, in rsp), as a MAD status.
+ */
+static u16 lo_sma_attr(struct lo_port *port, const struct ib_smp *smp,
+		       struct ib_smp *rsp, bool hide_mkey)
+{
+	bool set = smp->method == IB_MGMT_METHOD_SET;
+	u32 mod = be32_to_cpu(smp->attr_mod);
+	u16 status = IB_MGMT_MAD_STATUS_SUCCESS;
+
+	switch (smp->attr_id) {
+	case IB_SMP_ATTR_NODE_DESC:
+		if (set)
+			return IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+		memcpy(rsp->data, port->dev->ibdev.node_desc,
+		       IB_DEVICE_NODE_DESC_MAX);
+		return status;
+	case IB_SMP_ATTR_NODE_INFO:
+		if (set)
+			return IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+		lo_node_info(port, (struct ib_node_info *)rsp->data);
+		return status;
+	case IB_SMP_ATTR_GUID_INFO:
+		/* GUIDCap 1: GUID 0, the port GUID, which a Set cannot change. */
+		if (mod != 0)
+			return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		put_unaligned(lo_port_guid(port), (__be64 *)rsp->data);
+		return status;
+	case IB_SMP_ATTR_PORT_INFO:
+		if (set)
+			status = lo_set_port_info(port,
+				(const struct ib_port_info *)smp->data);
+		memcpy(rsp->data, &port->pi, sizeof(port->pi));
+		if (hide_mkey)
+			((struct ib_port_info *)rsp->data)->mkey = 0;
+		return status;
+	case IB_SMP_ATTR_PKEY_TABLE:
+		return lo_pkey_table(port, smp, rsp->data);
+	case IB_SMP_ATTR_SL_TO_VL_TABLE:
+		/* A CA's one table: input and output port are 0. */
+		if (mod != 0)
+			return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		if (set)
+			memcpy(port->sl2vl, smp->data, LO_SL2VL_LEN);
+		memcpy(rsp->data, port->sl2vl, LO_SL2VL_LEN);
+		return status;
+	case IB_SMP_ATTR_VL_ARB_TABLE:
+		/* Blocks 1-2 low priority, 3-4 high; 8 entries of each. */
+		mod >>= 16;
+		if (mod != 1 && mod != 3)
+			return IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		if (set)
+			memcpy(port->vl_arb[mod / 2], smp->data,
+			       sizeof(port->vl_arb[0]));
+		memcpy(rsp->data, port->vl_arb[mod / 2], sizeof(port->vl_arb[0]));
+		return status;
+	default:
+		return IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+	}
+}
+
+static int lo_sma(struct lo_port *port, const struct ib_mad *in,
+		  struct ib_mad *out)
+{
+	const struct ib_smp *smp = (const struct ib_smp *)in;
+	struct ib_smp *rsp = (struct ib_smp *)out;
+	unsigned long flags;
+	bool hide_mkey;
+	u16 status;
+
+	/* The port sends no traps: a repress of one ends here, as on HCAs. */
+	if (smp->method == IB_MGMT_METHOD_TRAP_REPRESS)
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	/* Responses, traps and the like are for the agents, the SM's. */
+	if (smp->method != IB_MGMT_METHOD_GET &&
+	    smp->method != IB_MGMT_METHOD_SET)
+		return IB_MAD_RESULT_SUCCESS;
+	/* SMInfo is the SM's to answer (an SMA cannot), if one is there. */
+	if (smp->attr_id == IB_SMP_ATTR_SM_INFO)
+		return IB_MAD_RESULT_SUCCESS;
+
+	memcpy(out, in, sizeof(*out));
+	memset(rsp->data, 0, sizeof(rsp->data));
+	spin_lock_irqsave(&lo_lock, flags);
+	if (!lo_mkey_ok(port, smp, &hide_mkey)) {
+		spin_unlock_irqrestore(&lo_lock, flags);
+		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	}
+	if (smp->class_version != 1)
+		status = IB_MGMT_MAD_STATUS_BAD_VERSION;
+	else
+		status = lo_sma_attr(port, smp, rsp, hide_mkey);
+	spin_unlock_irqrestore(&lo_lock, flags);
+
+	rsp->method = IB_MGMT_METHOD_GET_RESP;
+	rsp->status = cpu_to_be16(status);
+	if (smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		rsp->status |= IB_SMP_DIRECTION;
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
+}
+
+/* The performance management agent */
+
+static __be32 lo_counter32(u64 v)
+{
+	return cpu_to_be32(min_t(u64, v, U32_MAX));
+}
+
+static __be16 lo_counter16(u64 v)
+{
+	return cpu_to_be16(min_t(u64, v, U16_MAX));
+}
+
+/* PortCounters: the 32-bit view (saturating, IBA 16.1.3.5). */
+static void lo_port_counters(struct lo_counters *c, bool set,
+			     const struct ib_pma_portcounters *req,
+			     struct ib_pma_portcounters *pc)
+{
+	__be16 sel = req->counter_select;
+
+	if (set) {
+		if (sel & IB_PMA_SEL_PORT_XMIT_DISCARDS)
+			c->xmit_discards = 0;
+		if (sel & IB_PMA_SEL_PORT_XMIT_DATA)
+			c->xmit_data = 0;
+		if (sel & IB_PMA_SEL_PORT_RCV_DATA)
+			c->rcv_data = 0;
+		if (sel & IB_PMA_SEL_PORT_XMIT_PACKETS)
+			c->xmit_pkts = 0;
+		if (sel & IB_PMA_SEL_PORT_RCV_PACKETS)
+			c->rcv_pkts = 0;
+	}
+	pc->port_xmit_discards = lo_counter16(c->xmit_discards);
+	pc->port_xmit_data = lo_counter32(c->xmit_data);
+	pc->port_rcv_data = lo_counter32(c->rcv_data);
+	pc->port_xmit_packets = lo_counter32(c->xmit_pkts);
+	pc->port_rcv_packets = lo_counter32(c->rcv_pkts);
+}
+
+/* PortCountersExtended: the 64-bit view; every packet is unicast. */
+static void lo_port_counters_ext(struct lo_counters *c, bool set,
+				 const struct ib_pma_portcounters_ext *req,
+				 struct ib_pma_portcounters_ext *pc)
+{
+	__be16 sel = req->counter_select;
+
+	if (set) {
+		if (sel & (IB_PMA_SELX_PORT_XMIT_DATA))
+			c->xmit_data = 0;
+		if (sel & (IB_PMA_SELX_PORT_RCV_DATA))
+			c->rcv_data = 0;
+		if (sel & (IB_PMA_SELX_PORT_XMIT_PACKETS |
+			   IB_PMA_SELX_PORT_UNI_XMIT_PACKETS))
+			c->xmit_pkts = 0;
+		if (sel & (IB_PMA_SELX_PORT_RCV_PACKETS |
+			   IB_PMA_SELX_PORT_UNI_RCV_PACKETS))
+			c->rcv_pkts = 0;
+	}
+	pc->port_xmit_data = cpu_to_be64(c->xmit_data);
+	pc->port_rcv_data = cpu_to_be64(c->rcv_data);
+	pc->port_xmit_packets = cpu_to_be64(c->xmit_pkts);
+	pc->port_rcv_packets = cpu_to_be64(c->rcv_pkts);
+	pc->port_unicast_xmit_packets = cpu_to_be64(c->xmit_pkts);
+	pc->port_unicast_rcv_packets = cpu_to_be64(c->rcv_pkts);
+}
+
+static int lo_pma(struct lo_port *port, const struct ib_mad *in,
+		  struct ib_mad *out)
+{
+	const struct ib_pma_mad *req = (const struct ib_pma_mad *)in;
+	struct ib_pma_mad *rsp = (struct ib_pma_mad *)out;
+	bool set = req->mad_hdr.method == IB_MGMT_METHOD_SET;
+	u16 status = IB_MGMT_MAD_STATUS_SUCCESS;
+	unsigned long flags;
+
+	if (req->mad_hdr.method != IB_MGMT_METHOD_GET && !set)
+		return IB_MAD_RESULT_SUCCESS;
+
+	memcpy(out, in, sizeof(*out));
+	memset(rsp->data, 0, sizeof(rsp->data));
+	if (req->mad_hdr.class_version != 1) {
+		status = IB_MGMT_MAD_STATUS_BAD_VERSION;
+	} else if (req->mad_hdr.attr_id == IB_PMA_CLASS_PORT_INFO) {
+		struct ib_class_port_info *cpi = (void *)rsp->data;
+
+		if (set) {
+			status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+		} else {
+			cpi->base_version = IB_MGMT_BASE_VERSION;
+			cpi->class_version = 1;
+			cpi->capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH;
+			cpi->cap_mask2_resp_time = cpu_to_be32(LO_RESP_TIME);
+		}
+	} else if (req->mad_hdr.attr_id == IB_PMA_PORT_COUNTERS ||
+		   req->mad_hdr.attr_id == IB_PMA_PORT_COUNTERS_EXT) {
+		/* PortSelect is at the same place in both. */
+		const struct ib_pma_portcounters *pc = (const void *)req->data;
+
+		memcpy(rsp->data, req->data, 4);	/* PortSelect, CounterSelect */
+		spin_lock_irqsave(&lo_lock, flags);
+		if (pc->port_select != port->num)
+			status = IB_MGMT_MAD_STATUS_INVALID_ATTRIB_VALUE;
+		else if (req->mad_hdr.attr_id == IB_PMA_PORT_COUNTERS)
+			lo_port_counters(&port->counters, set, pc,
+					 (void *)rsp->data);
+		else
+			lo_port_counters_ext(&port->counters, set,
+					     (const void *)req->data,
+					     (void *)rsp->data);
+		spin_unlock_irqrestore(&lo_lock, flags);
+	} else {
+		status = IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB;
+	}
+	rsp->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+	rsp->mad_hdr.status = cpu_to_be16(status);
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 }
 
 static int lo_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
@@ -1291,47 +1857,23 @@ static int lo_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
 			  const struct ib_mad *in, struct ib_mad *out,
 			  size_t *out_mad_size, u16 *out_mad_pkey_index)
 {
-	const struct ib_smp *smp = (const struct ib_smp *)in;
-	struct ib_smp *rsp = (struct ib_smp *)out;
 	struct lo_port *port;
-	u32 block, i;
 
 	if (!rdma_is_port_valid(ibdev, port_num) ||
 	    *out_mad_size < sizeof(struct ib_mad))
 		return IB_MAD_RESULT_FAILURE;
-	if (smp->base_version != IB_MGMT_BASE_VERSION ||
-	    smp->class_version != 1 || smp->method != IB_MGMT_METHOD_GET ||
-	    (smp->mgmt_class != IB_MGMT_CLASS_SUBN_LID_ROUTED &&
-	     smp->mgmt_class != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE))
+	if (in->mad_hdr.base_version != IB_MGMT_BASE_VERSION)
 		return IB_MAD_RESULT_SUCCESS;
-
 	port = lo_port(ibdev, port_num);
-	memcpy(out, in, sizeof(struct ib_mad));
-	memset(rsp->data, 0, sizeof(rsp->data));
-	switch (smp->attr_id) {
-	case IB_SMP_ATTR_NODE_DESC:
-		memcpy(rsp->data, ibdev->node_desc, IB_DEVICE_NODE_DESC_MAX);
-		break;
-	case IB_SMP_ATTR_NODE_INFO:
-		lo_node_info(port, rsp->data);
-		break;
-	case IB_SMP_ATTR_PORT_INFO:
-		lo_port_info(port, (struct ib_port_info *)rsp->data);
-		break;
-	case IB_SMP_ATTR_PKEY_TABLE:
-		/* Blocks of 32 P_Keys; a CA ignores the port part. */
-		block = be32_to_cpu(smp->attr_mod) & 0xffff;
-		for (i = 0; i < 32 && block * 32 + i < npkeys; i++)
-			put_unaligned_be16(pkeys[block * 32 + i],
-					   rsp->data + 2 * i);
-		break;
+	switch (in->mad_hdr.mgmt_class) {
+	case IB_MGMT_CLASS_SUBN_LID_ROUTED:
+	case IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE:
+		return lo_sma(port, in, out);
+	case IB_MGMT_CLASS_PERF_MGMT:
+		return lo_pma(port, in, out);
 	default:
 		return IB_MAD_RESULT_SUCCESS;
 	}
-	rsp->method = IB_MGMT_METHOD_GET_RESP;
-	rsp->status = smp->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE ?
-		      IB_SMP_DIRECTION : 0;
-	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 }
 
 static const struct ib_device_ops lo_dev_ops = {
@@ -1374,12 +1916,33 @@ static const struct ib_device_ops lo_dev_ops = {
 
 /* Devices */
 
+/*
+ * With port_init, the links of device idx and of its partner train anew
+ * when either comes or goes: the cabling changes (see the top). Devices
+ * other than idx are registered (lo_dev_mutex), so their ports' events
+ * reach the IB core.
+ */
+static void lo_recable(u32 idx)
+{
+	u32 i, p;
+
+	if (!port_init)
+		return;
+	for (i = idx & ~1; i <= (idx | 1); i++)
+		for (p = 0; lo_devs[i] && p < lo_devs[i]->nports; p++)
+			lo_train_link(&lo_devs[i]->ports[p]);
+}
+
 static void lo_free_dev(struct lo_dev *ldev)
 {
 	unsigned long flags;
+	u32 p;
 
 	spin_lock_irqsave(&lo_lock, flags);
+	for (p = 0; p < ldev->nports; p++)
+		lo_map_lids(&ldev->ports[p], false);
 	lo_devs[ldev->idx] = NULL;
+	lo_recable(ldev->idx);
 	spin_unlock_irqrestore(&lo_lock, flags);
 	ida_destroy(&ldev->qpn_ida);
 	kfree(ldev->ports);
@@ -1420,9 +1983,8 @@ static int lo_add_device(u32 count)
 	for (p = 0; p < count; p++) {
 		ldev->ports[p].dev = ldev;
 		ldev->ports[p].num = p + 1;
-		ldev->ports[p].cap_mask = IB_PORT_SYS_IMAGE_GUID_SUP |
-					  IB_PORT_CLIENT_REG_SUP;
 		INIT_LIST_HEAD(&ldev->ports[p].ud_qps);
+		lo_port_reset(&ldev->ports[p]);
 	}
 
 	ldev->ibdev.node_type = RDMA_NODE_IB_CA;
@@ -1437,6 +1999,9 @@ static int lo_add_device(u32 count)
 	/* On the fabric from now: its ports answer once their QPs exist. */
 	spin_lock_irqsave(&lo_lock, flags);
 	lo_devs[idx] = ldev;
+	for (p = 0; p < count; p++)
+		lo_map_lids(&ldev->ports[p], true);
+	lo_recable(idx);
 	spin_unlock_irqrestore(&lo_lock, flags);
 
 	snprintf(name, sizeof(name), "iblo%u", idx);
@@ -1546,10 +2111,17 @@ static int lo_devices_show(struct seq_file *m, void *v)
 	u32 idx;
 
 	mutex_lock(&lo_dev_mutex);
-	for (idx = 0; idx < LO_MAX_DEVS; idx++)
-		if (lo_devs[idx])
-			seq_printf(m, "iblo%u %u %u\n", idx,
-				   lo_devs[idx]->nports, lo_lid(idx, 1));
+	for (idx = 0; idx < LO_MAX_DEVS; idx++) {
+		unsigned long flags;
+		u16 lid;
+
+		if (!lo_devs[idx])
+			continue;
+		spin_lock_irqsave(&lo_lock, flags);
+		lid = lo_port_lid(&lo_devs[idx]->ports[0]);
+		spin_unlock_irqrestore(&lo_lock, flags);
+		seq_printf(m, "iblo%u %u %u\n", idx, lo_devs[idx]->nports, lid);
+	}
 	mutex_unlock(&lo_dev_mutex);
 	return 0;
 }
