@@ -123,8 +123,8 @@ osm_failed() { # test name
 }
 
 nout=$(echo $OUTPUTS | wc -w)
-# 9 checks, a check of each output but opensm's errors, a comparison of each.
-ktap_set_plan $((9 + nout - 1 + nout))
+# 10 checks, a check of each output but opensm's errors, a comparison of each.
+ktap_set_plan $((10 + nout - 1 + nout))
 
 rm -rf "$OUT" "$OSM_DIR" /var/cache/opensm
 mkdir -p "$OUT"
@@ -151,7 +151,18 @@ fi
 [ $ok = 1 ] && ktap_test_pass "ports_start_init_without_lids" ||
 	ktap_exit_fail_msg "ib_loopback port_init=1 did not start as a fabric without an SM"
 
-# 2: opensm brings the subnet up through the SM port's umad and issm nodes.
+# 2: a port without a cable is DOWN, Polling: iblo2 has no iblo3, so its
+# ports 1 and 2 are cabled to each other, and 3 to nothing.
+echo 3 > /sys/kernel/debug/ib_loopback/add_device
+states="$(port_attr iblo2 1 state)/$(port_attr iblo2 3 state)/$(port_attr iblo2 3 phys_state)"
+echo iblo2 > /sys/kernel/debug/ib_loopback/remove_device
+[ "$states" = "2: INIT/1: DOWN/2: Polling" ] &&
+	ktap_test_pass "an_uncabled_port_is_down" || {
+	ktap_print_msg "iblo2 port 1 state/port 3 state/port 3 phys_state: $states"
+	ktap_test_fail "an_uncabled_port_is_down"
+}
+
+# 3: opensm brings the subnet up through the SM port's umad and issm nodes.
 # The port GUID: the lower half of its GID.
 SM_GUID=0x$(port_attr "$SM_CA" "$SM_PORT" gids/0 | cut -d: -f5-8 | tr -d :)
 start_opensm
@@ -162,7 +173,7 @@ else
 	ktap_exit_fail_msg "no subnet: the diags have nothing to ask"
 fi
 
-# 3: both ends ACTIVE, with LIDs and the SM's LID, as sysfs shows them.
+# 4: both ends ACTIVE, with LIDs and the SM's LID, as sysfs shows them.
 sm_lid=$(port_attr "$SM_CA" "$SM_PORT" lid)
 ok=1
 for end in "$SM_CA $SM_PORT" "$CA $PORT"; do
@@ -193,7 +204,7 @@ check_tool portinfo_by_dr "LinkState:.*Active" smpquery $at -D portinfo 0,1
 check_tool nodedesc_by_dr "ib_loopback iblo0" smpquery $at -D nodedesc 0,1
 check_tool ibnetdiscover "^Ca.*ib_loopback iblo0" ibnetdiscover $at
 
-# 4: ibnetdiscover found every node: the two CAs of the subnet.
+# 5: ibnetdiscover found every node: the two CAs of the subnet.
 n=$(grep -c '^Ca' "$OUT/ibnetdiscover")
 [ "$n" = 2 ] && ktap_test_pass "ibnetdiscover_finds_both_nodes" || {
 	ktap_print_msg "$n CAs found, want 2"
@@ -205,7 +216,7 @@ n=$(grep -c '^Ca' "$OUT/ibnetdiscover")
 check_tool saquery_node_records "NodeRecord dump" saquery $at NodeRecord
 check_tool saquery_path_records "PathRecord dump" saquery $at PathRecord
 
-# 5: every node's record, every path between the two ports.
+# 6: every node's record, every path between the two ports.
 n=$(grep -c 'NodeRecord dump' "$OUT/saquery_node_records")
 p=$(grep -c 'PathRecord dump' "$OUT/saquery_path_records")
 [ "$n" = 2 ] && [ "$p" -ge 4 ] && ktap_test_pass "saquery_tables_are_whole" || {
@@ -214,7 +225,7 @@ p=$(grep -c 'PathRecord dump' "$OUT/saquery_path_records")
 }
 
 # The PMA's counters, of this port and of the SM's; the values are masked
-# in what is compared, and test 6 checks they move.
+# in what is compared, and test 7 checks they move.
 check_tool perfquery "PortXmitPkts" perfquery $at
 check_tool perfquery_extended "PortXmitData" perfquery $at -x "$sm_dec" "$SM_PORT"
 counter() { # file name
@@ -239,7 +250,7 @@ kill "$ping_pid"
 ping_pid=
 check_tool ibaddr "LID start $sm_lid" ibaddr $at "$sm_dec"
 
-# 7-8: opensm killed: its port gives IsSM back; started again, the subnet
+# 8-9: opensm killed: its port gives IsSM back; started again, the subnet
 # comes back with the same LIDs.
 stop_opensm
 cap=$(smpquery $at portinfo "$sm_dec" 2>/dev/null | sed -n 's/^CapMask:\.*//p')
@@ -259,7 +270,7 @@ else
 fi
 check_tool ibstat_after_restart "Base lid: $((lid))" ibstat "$CA" "$PORT"
 
-# 9: the SA answers again.
+# 10: the SA answers again.
 if saquery $at NodeRecord > /dev/null 2>&1; then
 	ktap_test_pass "saquery_after_restart"
 else

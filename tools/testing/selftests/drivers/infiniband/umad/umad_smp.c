@@ -720,4 +720,348 @@ TEST_F(lo, device_removal_and_unload_with_mads_on_the_wire)
 	}
 }
 
+/*
+ * The loopback ports' SMA and PMA, as an SM and the diags use them
+ * (umad_opensm.sh runs the real ones): SubnSet, error statuses, M_Key, the
+ * port state machine, and counters.
+ */
+#define METHOD_SET 0x02
+#define ATTR_SM_INFO 0x0020
+#define ATTR_GUID_INFO 0x0014
+#define ATTR_PKEY_TABLE 0x0016
+#define ATTR_SL_TO_VL_TABLE 0x0017
+#define ATTR_VL_ARB_TABLE 0x0018
+#define ATTR_LINEAR_FORWARD_TABLE 0x0019
+#define CLASS_PERF 0x04
+#define ATTR_PORT_COUNTERS 0x0012
+#define STATUS_UNSUPPORTED_ATTRIBUTE 0x000c
+#define STATUS_INVALID_VALUE 0x001c
+#define PORT_STATE_DOWN 1
+#define PORT_STATE_INIT 2
+#define PORT_STATE_ARMED 3
+#define PORT_STATE_ACTIVE 4
+/* PortInfo offsets. */
+#define PI_LID 16
+#define PI_STATE 32
+#define PI_PHYS_STATE 33
+#define PI_LMC 34
+#define PI_MKEY_VIOLATIONS 44
+
+/*
+ * A directed-route SMP (data: its 64 bytes, or none) out of port i, to
+ * itself (hops 0) or to its cabled peer (hops 1), with M_Key mkey. The
+ * response's status without the D bit, or -errno (-ETIMEDOUT: no answer).
+ */
+static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
+		  int attr, uint32_t mod, const uint8_t *data, uint64_t mkey)
+{
+	uint8_t path[2] = { 0, self->p[i].port };
+	int agent = umad_register(self->fd[i], CLASS_SUBN_DR, 1, 0, NULL);
+	int ret;
+
+	if (agent < 0)
+		return agent;
+	new_dr_smp(self, attr, hops ? 1 : 0, path);
+	self->mad->method = method;
+	self->mad->attr_mod = htobe32(mod);
+	self->mad->mkey = htobe64(mkey);
+	if (data)
+		memcpy(self->mad->data, data, sizeof(self->mad->data));
+	ret = send_recv(self, i, agent, 500, 0);
+	umad_unregister(self->fd[i], agent);
+	if (ret != agent)
+		return ret < 0 ? ret : -EPROTO;
+	if (umad_status(self->umad))
+		return -umad_status(self->umad);
+	return be16toh(self->mad->status) & 0x7fff;
+}
+
+/* A LID-routed Get of class/attr from port i to dlid, as dr_smp() answers. */
+static int lid_get(FIXTURE_DATA(lo) *self, int i, int class, int attr,
+		   int dlid)
+{
+	int qpn = class == CLASS_SUBN_LID ? 0 : 1;
+	int agent = umad_register(self->fd[i], class, 1, 0, NULL);
+	int ret;
+
+	if (agent < 0)
+		return agent;
+	new_mad(self, class, METHOD_GET, attr, dlid, qpn);
+	ret = send_recv(self, i, agent, 500, 0);
+	umad_unregister(self->fd[i], agent);
+	if (ret != agent)
+		return ret < 0 ? ret : -EPROTO;
+	if (umad_status(self->umad))
+		return -umad_status(self->umad);
+	return be16toh(self->mad->status);
+}
+
+/*
+ * The PortInfo of port i (hops 0) or its peer (hops 1) as an SM starts a
+ * Set from it: what the Get said, PortState and PortPhysicalState "no
+ * change".
+ */
+static void port_info_to_set(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(lo) *self, int i, int hops,
+			     uint8_t *pi)
+{
+	ASSERT_EQ(0, dr_smp(self, i, hops, METHOD_GET, ATTR_PORT_INFO, 0, NULL, 0));
+	memcpy(pi, self->mad->data, 64);
+	pi[PI_STATE] &= 0xf0;
+	pi[PI_PHYS_STATE] &= 0x0f;
+}
+
+static void set_lid(uint8_t *pi, int lid)
+{
+	pi[PI_LID] = lid >> 8;
+	pi[PI_LID + 1] = lid;
+}
+
+static int port_number(const struct lo_port *p, const char *attr)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/%s", p->ca,
+		 p->port, attr);
+	return read_number(path);
+}
+
+TEST_F(lo, an_attribute_the_sma_lacks_gets_status_unsupported)
+{
+	EXPECT_EQ(STATUS_UNSUPPORTED_ATTRIBUTE,
+		  dr_smp(self, 0, 0, METHOD_GET, ATTR_LINEAR_FORWARD_TABLE, 0,
+			 NULL, 0));
+	EXPECT_EQ(METHOD_GET_RESP, self->mad->method);
+	EXPECT_EQ(SMP_DIRECTION | STATUS_UNSUPPORTED_ATTRIBUTE,
+		  be16toh(self->mad->status));
+	/* A read-only attribute cannot be set. */
+	EXPECT_EQ(STATUS_UNSUPPORTED_ATTRIBUTE,
+		  dr_smp(self, 0, 1, METHOD_SET, ATTR_NODE_INFO, 0,
+			 self->mad->data, 0));
+}
+
+TEST_F(lo, port_info_set_gives_the_peer_a_new_lid)
+{
+	int old = self->p[2].lid;
+	uint8_t pi[64];
+
+	port_info_to_set(_metadata, self, 0, 1, pi);
+	set_lid(pi, 0x300);
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	EXPECT_EQ(0x300, self->mad->data[PI_LID] << 8 | self->mad->data[PI_LID + 1]);
+	EXPECT_EQ(0x300, port_number(&self->p[2], "lid"));
+	/* By LID, the new one reaches it and the old one nobody. */
+	EXPECT_EQ(0, lid_get(self, 0, CLASS_SUBN_LID, ATTR_NODE_INFO, 0x300));
+	EXPECT_EQ(0, memcmp(self->mad->data + 20, self->p[2].gid + 8, 8));
+	EXPECT_EQ(-ETIMEDOUT, lid_get(self, 0, CLASS_SUBN_LID, ATTR_NODE_INFO, old));
+}
+
+TEST_F(lo, an_invalid_port_info_set_changes_nothing)
+{
+	int old = self->p[2].lid;
+	uint8_t pi[64];
+
+	port_info_to_set(_metadata, self, 0, 1, pi);
+	set_lid(pi, 0x300);
+	/* No SM may set a port to Init, nor ACTIVE from INIT. */
+	pi[PI_STATE] |= PORT_STATE_INIT;
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	EXPECT_EQ(old, self->mad->data[PI_LID] << 8 | self->mad->data[PI_LID + 1]);
+	EXPECT_EQ(old, port_number(&self->p[2], "lid"));
+	EXPECT_EQ(PORT_STATE_ACTIVE, port_number(&self->p[2], "state"));
+}
+
+TEST_F(lo, port_down_retrains_the_link_and_only_smps_pass_until_active)
+{
+	int client, server;
+	uint8_t pi[64];
+
+	port_info_to_set(_metadata, self, 0, 1, pi);
+	pi[PI_STATE] |= PORT_STATE_DOWN;
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	/* Both ends come back up, INIT. */
+	EXPECT_EQ(PORT_STATE_INIT, self->mad->data[PI_STATE] & 0xf);
+	EXPECT_EQ(PORT_STATE_INIT, port_number(&self->p[0], "state"));
+	EXPECT_EQ(PORT_STATE_INIT, port_number(&self->p[2], "state"));
+
+	gsi_pair(_metadata, self, 0, 2, &client, &server);
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[2].lid, 1);
+	ASSERT_EQ(client, send_recv(self, 0, client, 200, 0));
+	EXPECT_EQ(ETIMEDOUT, umad_status(self->umad));
+	/* ACTIVE only from ARMED. */
+	pi[PI_STATE] = (pi[PI_STATE] & 0xf0) | PORT_STATE_ACTIVE;
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	for (int state = PORT_STATE_ARMED; state <= PORT_STATE_ACTIVE; state++) {
+		for (int hops = 0; hops <= 1; hops++) {
+			port_info_to_set(_metadata, self, 0, hops, pi);
+			pi[PI_STATE] |= state;
+			ASSERT_EQ(0, dr_smp(self, 0, hops, METHOD_SET,
+					    ATTR_PORT_INFO, 0, pi, 0));
+			EXPECT_EQ(state, self->mad->data[PI_STATE] & 0xf);
+		}
+	}
+	EXPECT_EQ(PORT_STATE_ACTIVE, port_number(&self->p[0], "state"));
+	EXPECT_EQ(PORT_STATE_ACTIVE, port_number(&self->p[2], "state"));
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[2].lid, 1);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 2000, 0));
+	EXPECT_EQ(server, recv_on(self, 2, 5000));
+}
+
+TEST_F(lo, m_key_protect_bits_2_hide_the_port_from_other_keys)
+{
+	const uint64_t mkey = 0x1122334455667788ULL;
+	uint8_t pi[64];
+
+	port_info_to_set(_metadata, self, 0, 1, pi);
+	for (int i = 0; i < 8; i++)
+		pi[i] = mkey >> (56 - 8 * i);
+	pi[PI_LMC] = 2 << 6;	/* M_KeyProtectBits 2 */
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	/* Without the key: no answer, to a Get or a Set. */
+	EXPECT_EQ(-ETIMEDOUT, dr_smp(self, 0, 1, METHOD_GET, ATTR_NODE_INFO, 0,
+				     NULL, 0));
+	EXPECT_EQ(-ETIMEDOUT, dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0,
+				     pi, mkey + 1));
+	/* With it, the port answers, and counted both violations. */
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_GET, ATTR_PORT_INFO, 0, NULL,
+			    mkey));
+	EXPECT_EQ(2, self->mad->data[PI_MKEY_VIOLATIONS] << 8 |
+		     self->mad->data[PI_MKEY_VIOLATIONS + 1]);
+	EXPECT_EQ(0, memcmp(self->mad->data, pi, 8));
+}
+
+TEST_F(lo, lmc_gives_a_port_a_range_of_lids)
+{
+	uint8_t pi[64];
+
+	port_info_to_set(_metadata, self, 0, 1, pi);
+	set_lid(pi, 0x400);
+	pi[PI_LMC] = 2;
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_PORT_INFO, 0, pi, 0));
+	EXPECT_EQ(2, port_number(&self->p[2], "lid_mask_count"));
+	for (int lid = 0x400; lid < 0x404; lid++) {
+		EXPECT_EQ(0, lid_get(self, 0, CLASS_SUBN_LID, ATTR_NODE_INFO, lid))
+			TH_LOG("LID 0x%x", lid);
+	}
+	EXPECT_EQ(-ETIMEDOUT, lid_get(self, 0, CLASS_SUBN_LID, ATTR_NODE_INFO, 0x404));
+}
+
+TEST_F(lo, p_key_table_set_shows_in_sysfs)
+{
+	char path[256], buf[32];
+	uint8_t table[64] = { 0xff, 0xff, 0x80, 0x05 };
+
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_PKEY_TABLE, 0, table, 0));
+	EXPECT_EQ(0, memcmp(self->mad->data, table, 8));
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/iblo1/ports/1/pkeys/1");
+	ASSERT_EQ(0, read_attr(path, buf, sizeof(buf)));
+	EXPECT_STREQ("0x8005", buf);
+	/* Block 1 would hold P_Keys 32-63: the table has 4. */
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  dr_smp(self, 0, 1, METHOD_GET, ATTR_PKEY_TABLE, 1, NULL, 0));
+}
+
+TEST_F(lo, sl_to_vl_and_vl_arbitration_tables_keep_what_is_set)
+{
+	uint8_t sl2vl[64] = { 0x01, 0x23, 0x45, 0x67, 0x01, 0x23, 0x45, 0x67 };
+	uint8_t arb[64] = { 0, 32, 1, 64, 2, 16, 3, 8 };
+
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_SL_TO_VL_TABLE, 0,
+			    sl2vl, 0));
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_GET, ATTR_SL_TO_VL_TABLE, 0,
+			    NULL, 0));
+	EXPECT_EQ(0, memcmp(self->mad->data, sl2vl, 8));
+	/* Blocks 1 (low priority) and 3 (high): 8 entries each, no more. */
+	for (uint32_t block = 1; block <= 3; block += 2) {
+		arb[1] = block;
+		ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_SET, ATTR_VL_ARB_TABLE,
+				    block << 16, arb, 0));
+		ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_GET, ATTR_VL_ARB_TABLE,
+				    block << 16, NULL, 0));
+		EXPECT_EQ(0, memcmp(self->mad->data, arb, 16));
+	}
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  dr_smp(self, 0, 1, METHOD_GET, ATTR_VL_ARB_TABLE, 2 << 16, NULL, 0));
+	/* GUIDInfo: one block, whose GUID 0 is the port GUID. */
+	ASSERT_EQ(0, dr_smp(self, 0, 1, METHOD_GET, ATTR_GUID_INFO, 0, NULL, 0));
+	EXPECT_EQ(0, memcmp(self->mad->data, self->p[2].gid + 8, 8));
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  dr_smp(self, 0, 1, METHOD_GET, ATTR_GUID_INFO, 1, NULL, 0));
+}
+
+TEST_F(lo, sm_info_goes_to_the_ports_sm_and_without_one_is_unsupported)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	int sm, client;
+
+	/* Without an SM on the port, the MAD layer answers for it. */
+	EXPECT_EQ(STATUS_UNSUPPORTED_ATTRIBUTE,
+		  lid_get(self, 0, CLASS_SUBN_LID, ATTR_SM_INFO, self->p[2].lid));
+	sm = umad_register(self->fd[2], CLASS_SUBN_LID, 1, 0, get_only);
+	ASSERT_LE(0, sm) TH_LOG("register: %s", strerror(-sm));
+	client = umad_register(self->fd[0], CLASS_SUBN_LID, 1, 0, NULL);
+	ASSERT_LE(0, client) TH_LOG("register: %s", strerror(-client));
+	new_mad(self, CLASS_SUBN_LID, METHOD_GET, ATTR_SM_INFO, self->p[2].lid, 0);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 500, 0));
+	EXPECT_EQ(sm, recv_on(self, 2, 5000));
+	EXPECT_EQ(ATTR_SM_INFO, be16toh(self->mad->attr_id));
+}
+
+/*
+ * A PortCounters Get (or Set, clearing the counters in select) from port i
+ * to port t's PMA, asking for port_select's; the response's status, or
+ * -errno. The attribute starts at the MAD's byte 64.
+ */
+static int port_counters(FIXTURE_DATA(lo) *self, int i, int t, int method,
+			 int port_select, int select)
+{
+	int agent = umad_register(self->fd[i], CLASS_PERF, 1, 0, NULL);
+	int ret;
+
+	if (agent < 0)
+		return agent;
+	new_mad(self, CLASS_PERF, method, ATTR_PORT_COUNTERS, self->p[t].lid, 1);
+	self->mad->data[1] = port_select;
+	self->mad->data[2] = select >> 8;
+	self->mad->data[3] = select;
+	ret = send_recv(self, i, agent, 500, 0);
+	umad_unregister(self->fd[i], agent);
+	if (ret != agent)
+		return ret < 0 ? ret : -EPROTO;
+	if (umad_status(self->umad))
+		return -umad_status(self->umad);
+	return be16toh(self->mad->status);
+}
+
+static uint32_t counter32(FIXTURE_DATA(lo) *self, int offset)
+{
+	const uint8_t *d = self->mad->data + offset;
+
+	return (uint32_t)d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3];
+}
+
+TEST_F(lo, pma_counters_count_packets_and_clear)
+{
+	/* Of iblo1 port 1, asked by iblo0 port 1: each Get is a packet in
+	 * and its answer one out. */
+	for (uint32_t round = 0; round < 2; round++) {
+		ASSERT_EQ(0, port_counters(self, 0, 2, METHOD_GET,
+					   self->p[2].port, 0));
+		EXPECT_LE(round, counter32(self, 32));		/* PortXmitPkts */
+		EXPECT_LE(round + 1, counter32(self, 36));	/* PortRcvPkts */
+		EXPECT_LE(counter32(self, 36) * 72, counter32(self, 28))
+			TH_LOG("PortRcvData in 4-octet words");
+	}
+	/* A Set with every CounterSelect bit clears them. */
+	ASSERT_EQ(0, port_counters(self, 0, 2, METHOD_SET, self->p[2].port,
+				   0xffff));
+	EXPECT_EQ(0u, counter32(self, 36));
+	EXPECT_EQ(0u, counter32(self, 28));
+	/* Port 2's counters are not port 1's PMA to give. */
+	EXPECT_EQ(STATUS_INVALID_VALUE,
+		  port_counters(self, 0, 2, METHOD_GET, 2, 0));
+}
+
 TEST_HARNESS_MAIN
