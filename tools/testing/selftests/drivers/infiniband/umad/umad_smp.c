@@ -748,6 +748,22 @@ TEST_F(lo, device_removal_and_unload_with_mads_on_the_wire)
 #define PI_MKEY_VIOLATIONS 44
 
 /*
+ * Sends self->umad from port i as agent, and unregisters the agent: the
+ * status of the answer, or -errno (-ETIMEDOUT: none came).
+ */
+static int exchange(FIXTURE_DATA(lo) *self, int i, int agent)
+{
+	int ret = send_recv(self, i, agent, 500, 0);
+
+	umad_unregister(self->fd[i], agent);
+	if (ret != agent)
+		return ret < 0 ? ret : -EPROTO;
+	if (umad_status(self->umad))
+		return -umad_status(self->umad);
+	return be16toh(self->mad->status);
+}
+
+/*
  * A directed-route SMP (data: its 64 bytes, or none) out of port i, to
  * itself (hops 0) or to its cabled peer (hops 1), with M_Key mkey. The
  * response's status without the D bit, or -errno (-ETIMEDOUT: no answer).
@@ -757,7 +773,6 @@ static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
 {
 	uint8_t path[2] = { 0, self->p[i].port };
 	int agent = umad_register(self->fd[i], CLASS_SUBN_DR, 1, 0, NULL);
-	int ret;
 
 	if (agent < 0)
 		return agent;
@@ -767,13 +782,7 @@ static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
 	self->mad->mkey = htobe64(mkey);
 	if (data)
 		memcpy(self->mad->data, data, sizeof(self->mad->data));
-	ret = send_recv(self, i, agent, 500, 0);
-	umad_unregister(self->fd[i], agent);
-	if (ret != agent)
-		return ret < 0 ? ret : -EPROTO;
-	if (umad_status(self->umad))
-		return -umad_status(self->umad);
-	return be16toh(self->mad->status) & 0x7fff;
+	return exchange(self, i, agent) & 0x7fff;
 }
 
 /* A LID-routed Get of class/attr from port i to dlid, as dr_smp() answers. */
@@ -782,18 +791,11 @@ static int lid_get(FIXTURE_DATA(lo) *self, int i, int class, int attr,
 {
 	int qpn = class == CLASS_SUBN_LID ? 0 : 1;
 	int agent = umad_register(self->fd[i], class, 1, 0, NULL);
-	int ret;
 
 	if (agent < 0)
 		return agent;
 	new_mad(self, class, METHOD_GET, attr, dlid, qpn);
-	ret = send_recv(self, i, agent, 500, 0);
-	umad_unregister(self->fd[i], agent);
-	if (ret != agent)
-		return ret < 0 ? ret : -EPROTO;
-	if (umad_status(self->umad))
-		return -umad_status(self->umad);
-	return be16toh(self->mad->status);
+	return exchange(self, i, agent);
 }
 
 /*
@@ -1018,7 +1020,6 @@ static int port_counters(FIXTURE_DATA(lo) *self, int i, int t, int method,
 			 int port_select, int select)
 {
 	int agent = umad_register(self->fd[i], CLASS_PERF, 1, 0, NULL);
-	int ret;
 
 	if (agent < 0)
 		return agent;
@@ -1026,13 +1027,7 @@ static int port_counters(FIXTURE_DATA(lo) *self, int i, int t, int method,
 	self->mad->data[1] = port_select;
 	self->mad->data[2] = select >> 8;
 	self->mad->data[3] = select;
-	ret = send_recv(self, i, agent, 500, 0);
-	umad_unregister(self->fd[i], agent);
-	if (ret != agent)
-		return ret < 0 ? ret : -EPROTO;
-	if (umad_status(self->umad))
-		return -umad_status(self->umad);
-	return be16toh(self->mad->status);
+	return exchange(self, i, agent);
 }
 
 static uint32_t counter32(FIXTURE_DATA(lo) *self, int offset)
