@@ -773,6 +773,7 @@ static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
 {
 	uint8_t path[2] = { 0, self->p[i].port };
 	int agent = umad_register(self->fd[i], CLASS_SUBN_DR, 1, 0, NULL);
+	int ret;
 
 	if (agent < 0)
 		return agent;
@@ -782,7 +783,8 @@ static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
 	self->mad->mkey = htobe64(mkey);
 	if (data)
 		memcpy(self->mad->data, data, sizeof(self->mad->data));
-	return exchange(self, i, agent) & 0x7fff;
+	ret = exchange(self, i, agent);
+	return ret < 0 ? ret : ret & 0x7fff;
 }
 
 /* A LID-routed Get of class/attr from port i to dlid, as dr_smp() answers. */
