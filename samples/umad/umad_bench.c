@@ -7,6 +7,8 @@
  *
  *   umad_bench <client-device> <server-device>
  *
+ * MADs go by GID on RoCE (it needs a GRH) and by LID on InfiniBand.
+ *
  *   round_trip  a GET and its GET_RESP, one at a time (us each)
  *   flood       unsolicited GETs written back to back and read by the
  *               server (MADs per second, first write to last read)
@@ -14,7 +16,13 @@
  *   write_eio   a write for an agent id nobody has: the syscall and the
  *               driver's checks up to the agent lookup (us each)
  *   write_noah  a write whose address handle the port refuses (RoCE without
- *               a GRH): up to and including the AH attempt (us each)
+ *               a GRH): up to and including the AH attempt (us each; RoCE)
+ *   outstanding_<n>
+ *               a write with n requests outstanding, waiting for responses
+ *               that do not come (us each): how the cost of the duplicate
+ *               check grows with the send list
+ *   register    a register and unregister pair (us each)
+ *   open        an open and close of the umad node (us each)
  */
 #include <endian.h>
 #include <errno.h>
@@ -28,6 +36,16 @@
 
 #define ROUND_TRIPS 2000
 #define FLOOD 20000
+/* Writes measured at each level of outstanding requests. */
+#define OUTSTANDING_WRITES 256
+/* Long enough that no request of a level times out during it. */
+#define OUTSTANDING_TIMEOUT_MS 600000
+#define REGISTERS 2000
+/* Vendor classes of their own (range 1: no OUI): a port has one GET agent
+ * of a class, and the main pair holds VENDOR_CLASS's. */
+#define OUTSTANDING_CLASS (VENDOR_CLASS + 1)
+#define REGISTER_CLASS (VENDOR_CLASS + 2)
+#define OPENS 2000
 
 static int fail(const char *what, int err)
 {
@@ -42,25 +60,128 @@ static double seconds(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/* Fills umad with a MAD of method to grh's GID, with transaction id tid. */
-static void address(void *umad, ib_mad_addr_t *grh, int method, uint64_t tid)
+/*
+ * How port 1 of dev is reached: by its GID (to->grh_present) on RoCE, or
+ * by its LID on InfiniBand. 0 or -errno.
+ */
+static int port_address(const char *dev, ib_mad_addr_t *to)
+{
+	char path[128], link[32] = "";
+	unsigned int lid = 0;
+	FILE *f;
+
+	memset(to, 0, sizeof(*to));
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/link_layer", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%31s", link) != 1)
+		link[0] = 0;
+	fclose(f);
+	if (strcmp(link, "InfiniBand")) {
+		to->grh_present = 1;
+		to->hop_limit = 64;
+		return port_gid(dev, to->gid);
+	}
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/lid", dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%x", &lid) != 1 || !lid)
+		lid = 0;
+	fclose(f);
+	to->lid = htobe16(lid);
+	return lid ? 0 : -EADDRNOTAVAIL;
+}
+
+/* Fills umad with a MAD of class and method to port to, with TID tid. */
+static void address_class(void *umad, const ib_mad_addr_t *to, int class,
+			  int method, uint64_t tid)
 {
 	uint8_t *mad = umad_get_mad(umad);
 
 	memset(mad, 0, MAD_SIZE);
 	mad[0] = 1;
-	mad[1] = VENDOR_CLASS;
+	mad[1] = class;
 	mad[2] = 1;
 	mad[3] = method;
 	*(uint64_t *)(mad + 8) = htobe64(tid);
-	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
-	umad_set_grh(umad, grh);
+	umad_set_addr(umad, be16toh(to->lid), 1, 0, QP1_QKEY);
+	umad_set_grh(umad, to->grh_present ? (void *)to : NULL);
+}
+
+/* Fills umad with a VENDOR_CLASS MAD of method to port to, with TID tid. */
+static void address(void *umad, const ib_mad_addr_t *to, int method, uint64_t tid)
+{
+	address_class(umad, to, VENDOR_CLASS, method, tid);
+}
+
+/* Opens port 1 of dev and registers an agent of OUTSTANDING_CLASS. */
+static int open_agent(const char *dev, long *methods, int *fd, int *agent)
+{
+	*fd = umad_open_port(dev, 1);
+	if (*fd < 0)
+		return *fd;
+	*agent = umad_register(*fd, OUTSTANDING_CLASS, 1, 0, methods);
+	if (*agent < 0) {
+		umad_close_port(*fd);
+		return *agent;
+	}
+	return 0;
+}
+
+/* Sends count GETs (TIDs first, first + 1, ...) waiting for responses. */
+static int send_requests(int fd, int agent, const ib_mad_addr_t *to, void *umad,
+			 int first, int count)
+{
+	for (int i = first; i < first + count; i++) {
+		int ret;
+
+		address_class(umad, to, OUTSTANDING_CLASS, METHOD_GET, i);
+		ret = umad_send(fd, agent, umad, MAD_SIZE, OUTSTANDING_TIMEOUT_MS, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The cost of a write with n requests outstanding: a client on client_dev
+ * sends n GETs with a long timeout to a server on server_dev that never
+ * answers, then OUTSTANDING_WRITES more, timed. Both files are new, and
+ * closed after: that ends the requests.
+ */
+static int outstanding(const char *client_dev, const char *server_dev,
+		       const ib_mad_addr_t *to_server, void *umad, int n)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	int client_fd, server_fd, client, server, ret;
+	double start;
+
+	ret = open_agent(server_dev, get_only, &server_fd, &server);
+	if (ret)
+		return fail("outstanding: server", ret);
+	ret = open_agent(client_dev, NULL, &client_fd, &client);
+	if (ret)
+		return fail("outstanding: client", ret);
+	ret = send_requests(client_fd, client, to_server, umad, 0, n);
+	start = seconds();
+	ret = ret ?: send_requests(client_fd, client, to_server, umad, n,
+				   OUTSTANDING_WRITES);
+	if (ret)
+		return fail("outstanding: send", ret);
+	printf("outstanding_%d %.2f us\n", n,
+	       (seconds() - start) * 1e6 / OUTSTANDING_WRITES);
+	umad_close_port(client_fd);
+	umad_close_port(server_fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	static const int levels[] = { 1, 64, 1024, 4096, 16384 };
 	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
-	ib_mad_addr_t to_server = { .hop_limit = 64 }, to_client = { .hop_limit = 64 };
+	ib_mad_addr_t to_server, to_client;
 	int client_fd, server_fd, client, server, len, ret;
 	double start;
 	void *umad;
@@ -69,20 +190,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: umad_bench <client-device> <server-device>\n");
 		return 2;
 	}
-	umad = calloc(1, umad_size() + MAD_SIZE);
-	if (!umad || umad_init())
+	if (umad_init())
 		return fail("init", ENOMEM);
 	client_fd = umad_open_port(argv[1], 1);
 	server_fd = umad_open_port(argv[2], 1);
 	if (client_fd < 0 || server_fd < 0)
 		return fail("open", client_fd < 0 ? client_fd : server_fd);
+	/* umad_size() is the header's size once a port is open: before, it
+	 * is the old ABI's, 8 bytes short. */
+	umad = calloc(1, umad_size() + MAD_SIZE);
+	if (!umad)
+		return fail("init", ENOMEM);
 	server = umad_register(server_fd, VENDOR_CLASS, 1, 0, get_only);
 	client = umad_register(client_fd, VENDOR_CLASS, 1, 0, NULL);
 	if (server < 0 || client < 0)
 		return fail("register", server < 0 ? server : client);
-	ret = port_gid(argv[2], to_server.gid) ?: port_gid(argv[1], to_client.gid);
+	ret = port_address(argv[2], &to_server) ?: port_address(argv[1], &to_client);
 	if (ret)
-		return fail("gid", ret);
+		return fail("address", ret);
 
 	start = seconds();
 	for (int i = 0; i < ROUND_TRIPS; i++) {
@@ -127,14 +252,36 @@ int main(int argc, char **argv)
 	}
 	printf("write_eio %.2f us\n", (seconds() - start) * 1e6 / FLOOD);
 
-	start = seconds();
-	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, METHOD_GET, i);
-		umad_set_grh(umad, NULL);
-		if (umad_send(client_fd, client, umad, MAD_SIZE, 0, 0) == 0)
-			return fail("write_noah", EPROTO);
+	if (to_server.grh_present) {
+		start = seconds();
+		for (int i = 0; i < FLOOD; i++) {
+			address(umad, &to_server, METHOD_GET, i);
+			umad_set_grh(umad, NULL);
+			if (umad_send(client_fd, client, umad, MAD_SIZE, 0, 0) == 0)
+				return fail("write_noah", EPROTO);
+		}
+		printf("write_noah %.2f us\n", (seconds() - start) * 1e6 / FLOOD);
 	}
-	printf("write_noah %.2f us\n", (seconds() - start) * 1e6 / FLOOD);
+
+	start = seconds();
+	for (int i = 0; i < REGISTERS; i++) {
+		ret = umad_register(client_fd, REGISTER_CLASS, 1, 0, get_only);
+		if (ret < 0 || (ret = umad_unregister(client_fd, ret)))
+			return fail("register", ret);
+	}
+	printf("register %.2f us\n", (seconds() - start) * 1e6 / REGISTERS);
+
+	start = seconds();
+	for (int i = 0; i < OPENS; i++) {
+		ret = umad_open_port(argv[1], 1);
+		if (ret < 0 || (ret = umad_close_port(ret)))
+			return fail("open", ret);
+	}
+	printf("open %.2f us\n", (seconds() - start) * 1e6 / OPENS);
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (outstanding(argv[1], argv[2], &to_server, umad, levels[i]))
+			return 1;
 
 	umad_close_port(client_fd);
 	umad_close_port(server_fd);

@@ -122,8 +122,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: umad_ping <from-device> <to-device>\n");
 		return 2;
 	}
-	umad = calloc(1, umad_size() + MAD_SIZE);
-	if (!umad || umad_init())
+	if (umad_init())
 		return fail("init", ENOMEM);
 
 	from = umad_open_port(argv[1], 1);
@@ -132,6 +131,11 @@ int main(int argc, char **argv)
 	to = umad_open_port(argv[2], 1);
 	if (to < 0)
 		return fail(argv[2], to);
+	/* umad_size() is the header's size once a port is open: before, it
+	 * is the old ABI's, 8 bytes short. */
+	umad = calloc(1, umad_size() + MAD_SIZE);
+	if (!umad)
+		return fail("init", ENOMEM);
 	server = umad_register(to, VENDOR_CLASS, 1, 0, get_only);
 	if (server < 0)
 		return fail("register server", server);

@@ -15,6 +15,8 @@ packages=(
 	libibumad-dev gcc gcc-multilib infiniband-diags
 	# Debian's 7.3 kernel: a trixie build root (debian-7.3.sh)
 	debootstrap
+	# the benchmark's charts (bench-report.py)
+	python3-matplotlib
 )
 
 missing=()
