@@ -114,7 +114,7 @@ MODULE_PARM_DESC(base_lid,
 
 static unsigned int sm_lid;
 module_param(sm_lid, uint, 0444);
-MODULE_PARM_DESC(sm_lid, "SM LID every port reports (default: base_lid)");
+MODULE_PARM_DESC(sm_lid, "SM LID every port reports (default: base_lid; none with port_init)");
 
 static bool port_init;
 module_param(port_init, bool, 0444);
