@@ -21,11 +21,16 @@
  *               a write with n requests outstanding, waiting for responses
  *               that do not come (us each): how the cost of the duplicate
  *               check grows with the send list
+ *   queued_<n>  a read with n MADs queued on the file (us each)
+ *   slab_per_outstanding_send, slab_per_queued_mad
+ *               the slab bytes (/proc/slabinfo, all caches) each of 16384
+ *               outstanding requests, and each of 100000 queued MADs, holds
  *   register    a register and unregister pair (us each)
  *   open        an open and close of the umad node (us each)
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +50,13 @@
  * of a class, and the main pair holds VENDOR_CLASS's. */
 #define OUTSTANDING_CLASS (VENDOR_CLASS + 1)
 #define REGISTER_CLASS (VENDOR_CLASS + 2)
+#define QUEUED_CLASS (VENDOR_CLASS + 3)
+#define MARKER_CLASS (VENDOR_CLASS + 4)
+/* MADs sent between markers: fewer than a MAD layer's receive queue holds. */
+#define BATCH 256
+/* Reads measured at each level of MADs queued. */
+#define QUEUED_READS 256
+#define QUEUED_MAX 100000
 #define OPENS 2000
 
 static int fail(const char *what, int err)
@@ -116,29 +128,80 @@ static void address(void *umad, const ib_mad_addr_t *to, int method, uint64_t ti
 	address_class(umad, to, VENDOR_CLASS, method, tid);
 }
 
-/* Opens port 1 of dev and registers an agent of OUTSTANDING_CLASS. */
-static int open_agent(const char *dev, long *methods, int *fd, int *agent)
+/*
+ * A loaded pair: a client file on the client device, with an agent of
+ * class and one of MARKER_CLASS; a server file on the server device with a
+ * GET agent of class; and a marker file there, a GET agent of
+ * MARKER_CLASS, which tells when what was sent before the marker arrived.
+ */
+struct pair {
+	int client_fd, client, client_marker;
+	int server_fd, server;
+	int marker_fd, marker;
+	int class;
+};
+
+static int open_agent(const char *dev, int class, long *methods, int *fd,
+		      int *agent)
 {
 	*fd = umad_open_port(dev, 1);
 	if (*fd < 0)
 		return *fd;
-	*agent = umad_register(*fd, OUTSTANDING_CLASS, 1, 0, methods);
-	if (*agent < 0) {
-		umad_close_port(*fd);
-		return *agent;
-	}
-	return 0;
+	*agent = umad_register(*fd, class, 1, 0, methods);
+	return *agent < 0 ? *agent : 0;
 }
 
-/* Sends count GETs (TIDs first, first + 1, ...) waiting for responses. */
-static int send_requests(int fd, int agent, const ib_mad_addr_t *to, void *umad,
-			 int first, int count)
+static int open_pair(char **argv, int class, struct pair *p)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	int ret;
+
+	p->class = class;
+	ret = open_agent(argv[2], class, get_only, &p->server_fd, &p->server) ?:
+	      open_agent(argv[2], MARKER_CLASS, get_only, &p->marker_fd, &p->marker) ?:
+	      open_agent(argv[1], class, NULL, &p->client_fd, &p->client);
+	if (ret)
+		return ret;
+	p->client_marker = umad_register(p->client_fd, MARKER_CLASS, 1, 0, NULL);
+	return p->client_marker < 0 ? p->client_marker : 0;
+}
+
+/* Sends a marker and waits for it: what the client sent before is there. */
+static int mark(struct pair *p, const ib_mad_addr_t *to, void *umad)
+{
+	int ret, len = MAD_SIZE;
+
+	address_class(umad, to, MARKER_CLASS, METHOD_GET, 0);
+	ret = umad_send(p->client_fd, p->client_marker, umad, MAD_SIZE, 0, 0);
+	if (ret)
+		return ret;
+	ret = umad_recv(p->marker_fd, umad, &len, 60000);
+	return ret == p->marker ? 0 : ret < 0 ? ret : -EPROTO;
+}
+
+static void close_pair(struct pair *p)
+{
+	umad_close_port(p->client_fd);
+	umad_close_port(p->marker_fd);
+	if (p->server_fd >= 0)
+		umad_close_port(p->server_fd);
+}
+
+/*
+ * Sends count GETs of the pair's class (TIDs first, first + 1, ...), each
+ * waiting timeout_ms for a response (0: unsolicited), in batches that the
+ * receiving MAD layer's queue holds: after each, a marker, received.
+ */
+static int send_gets(struct pair *p, const ib_mad_addr_t *to, void *umad,
+		     int first, int count, int timeout_ms)
 {
 	for (int i = first; i < first + count; i++) {
 		int ret;
 
-		address_class(umad, to, OUTSTANDING_CLASS, METHOD_GET, i);
-		ret = umad_send(fd, agent, umad, MAD_SIZE, OUTSTANDING_TIMEOUT_MS, 0);
+		address_class(umad, to, p->class, METHOD_GET, i);
+		ret = umad_send(p->client_fd, p->client, umad, MAD_SIZE, timeout_ms, 0);
+		if (!ret && ((i - first + 1) % BATCH == 0 || i == first + count - 1))
+			ret = mark(p, to, umad);
 		if (ret)
 			return ret;
 	}
@@ -146,34 +209,100 @@ static int send_requests(int fd, int agent, const ib_mad_addr_t *to, void *umad,
 }
 
 /*
- * The cost of a write with n requests outstanding: a client on client_dev
- * sends n GETs with a long timeout to a server on server_dev that never
- * answers, then OUTSTANDING_WRITES more, timed. Both files are new, and
- * closed after: that ends the requests.
+ * Bytes in use in all slab caches (/proc/slabinfo: active objects times
+ * their size), or -1 where the kernel does not say.
  */
-static int outstanding(const char *client_dev, const char *server_dev,
-		       const ib_mad_addr_t *to_server, void *umad, int n)
+static long long slab_bytes(void)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
-	int client_fd, server_fd, client, server, ret;
-	double start;
+	long long total = 0, active, size;
+	char line[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
 
-	ret = open_agent(server_dev, get_only, &server_fd, &server);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %lld %*d %lld", &active, &size) == 2)
+			total += active * size;
+	fclose(f);
+	return total;
+}
+
+/*
+ * The cost of a write with n requests outstanding: a client sends n GETs
+ * with a long timeout to a server that never answers, then
+ * OUTSTANDING_WRITES more, timed. With memory, the slab bytes each
+ * outstanding request holds, once the server's queue of them is freed.
+ * The files are new, and closed after: that ends the requests.
+ */
+static int outstanding(char **argv, const ib_mad_addr_t *to, void *umad, int n,
+		       bool memory)
+{
+	long long before = slab_bytes();
+	struct pair p;
+	double start;
+	int ret;
+
+	ret = open_pair(argv, OUTSTANDING_CLASS, &p) ?:
+	      send_gets(&p, to, umad, 0, n, OUTSTANDING_TIMEOUT_MS);
 	if (ret)
-		return fail("outstanding: server", ret);
-	ret = open_agent(client_dev, NULL, &client_fd, &client);
-	if (ret)
-		return fail("outstanding: client", ret);
-	ret = send_requests(client_fd, client, to_server, umad, 0, n);
+		return fail("outstanding", ret);
 	start = seconds();
-	ret = ret ?: send_requests(client_fd, client, to_server, umad, n,
-				   OUTSTANDING_WRITES);
+	for (int i = n; i < n + OUTSTANDING_WRITES && !ret; i++) {
+		address_class(umad, to, p.class, METHOD_GET, i);
+		ret = umad_send(p.client_fd, p.client, umad, MAD_SIZE,
+				OUTSTANDING_TIMEOUT_MS, 0);
+	}
 	if (ret)
 		return fail("outstanding: send", ret);
 	printf("outstanding_%d %.2f us\n", n,
 	       (seconds() - start) * 1e6 / OUTSTANDING_WRITES);
-	umad_close_port(client_fd);
-	umad_close_port(server_fd);
+	if (memory && before >= 0) {
+		ret = mark(&p, to, umad);
+		if (ret)
+			return fail("outstanding: mark", ret);
+		umad_close_port(p.server_fd);
+		p.server_fd = -1;
+		printf("slab_per_outstanding_send %.0f bytes\n",
+		       (double)(slab_bytes() - before) / (n + OUTSTANDING_WRITES));
+	}
+	close_pair(&p);
+	return 0;
+}
+
+/*
+ * The cost of a read with n MADs queued on the file: n unsolicited GETs
+ * queued on a server that reads none until all are there, then QUEUED_READS
+ * reads of them, timed (with n 1: QUEUED_READS times one). For the largest
+ * n, the slab bytes each queued MAD holds.
+ */
+static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
+		  bool memory)
+{
+	long long before = slab_bytes();
+	int reads = 0, ret = 0, len;
+	double spent = 0, start;
+	struct pair p;
+
+	ret = open_pair(argv, QUEUED_CLASS, &p);
+	while (!ret && reads < QUEUED_READS) {
+		ret = send_gets(&p, to, umad, 0, n, 0);
+		if (ret)
+			break;
+		if (memory && before >= 0 && !reads)
+			printf("slab_per_queued_mad %.0f bytes\n",
+			       (double)(slab_bytes() - before) / n);
+		for (int i = 0; i < n && reads < QUEUED_READS && !ret; i++, reads++) {
+			len = MAD_SIZE;
+			start = seconds();
+			ret = umad_recv(p.server_fd, umad, &len, 0);
+			spent += seconds() - start;
+			ret = ret == p.server ? 0 : ret < 0 ? ret : -EPROTO;
+		}
+	}
+	if (ret)
+		return fail("queued", ret);
+	printf("queued_%d %.2f us\n", n, spent * 1e6 / QUEUED_READS);
+	close_pair(&p);
 	return 0;
 }
 
@@ -280,8 +409,12 @@ int main(int argc, char **argv)
 	printf("open %.2f us\n", (seconds() - start) * 1e6 / OPENS);
 
 	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (outstanding(argv[1], argv[2], &to_server, umad, levels[i]))
+		if (outstanding(argv, &to_server, umad, levels[i],
+				i == sizeof(levels) / sizeof(levels[0]) - 1))
 			return 1;
+	if (queued(argv, &to_server, umad, 1, false) ||
+	    queued(argv, &to_server, umad, QUEUED_MAX, true))
+		return 1;
 
 	umad_close_port(client_fd);
 	umad_close_port(server_fd);
