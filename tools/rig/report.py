@@ -8,8 +8,8 @@ listed, a listed failure that passed (so the lists cannot go stale), a test
 missing for one driver, or a guest that did not finish. A program the guest
 did not start for a driver (a flavour's selection, rig.c_tests) shows "-".
 A list entry may name the flavours where its failure is certain
-("@plain,race"); on the others it is a race the guest may not lose, and
-either outcome passes.
+("@plain,race"; "@nowhere" for none); on the others it is a race the guest
+may not lose, and either outcome passes.
 
     report.py <flavour> <serial log> <expected-failures-c> <expected-failures-rust>
 """

@@ -583,6 +583,7 @@ TEST_F(data, threads_share_one_file)
 }
 
 #define SHARED_READS 1000
+#define SHARED_WINDOW 64
 
 struct failing_reader {
 	int fd;
@@ -633,11 +634,18 @@ TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 	ASSERT_TRUE(bad.unwritable != MAP_FAILED);
 	ASSERT_EQ(0, fcntl(self->server.fd, F_SETFL, O_NONBLOCK));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, read_badly, &bad));
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (sent = 1; sent <= SHARED_READS; sent++) {
 		mad_header(mad, VENDOR1_CLASS, GET, sent);
 		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
-		while (read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
-			got++;
+		/* At most SHARED_WINDOW on their way: a burst overflows the
+		 * receive queue of rxe's QP1 under load, and what the wire
+		 * loses is not what this test is about. */
+		do {
+			while (read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
+				got++;
+		} while (sent - got >= SHARED_WINDOW && elapsed_ms(&start) < 60000 &&
+			 poll(&p, 1, 100) >= 0);
 	}
 	/* Short polls, retried: a poll that sleeps through a put-back MAD (the
 	 * next test) is not what this one is about. */
