@@ -166,12 +166,24 @@ static int open_pair(char **argv, int class, struct pair *p)
 	return p->client_marker < 0 ? p->client_marker : 0;
 }
 
+/*
+ * Transaction IDs of the loaded figures' MADs: each its own, for a write
+ * whose TID and class match a send not completed yet is refused (the
+ * duplicate check), and a MAD's send completion may come after its arrival.
+ */
+static uint64_t next_tid(void)
+{
+	static uint64_t tid = 1ULL << 32;
+
+	return tid++;
+}
+
 /* Sends a marker and waits for it: what the client sent before is there. */
 static int mark(struct pair *p, const ib_mad_addr_t *to, void *umad)
 {
 	int ret, len = MAD_SIZE;
 
-	address_class(umad, to, MARKER_CLASS, METHOD_GET, 0);
+	address_class(umad, to, MARKER_CLASS, METHOD_GET, next_tid());
 	ret = umad_send(p->client_fd, p->client_marker, umad, MAD_SIZE, 0, 0);
 	if (ret)
 		return ret;
@@ -188,19 +200,19 @@ static void close_pair(struct pair *p)
 }
 
 /*
- * Sends count GETs of the pair's class (TIDs first, first + 1, ...), each
- * waiting timeout_ms for a response (0: unsolicited), in batches that the
- * receiving MAD layer's queue holds: after each, a marker, received.
+ * Sends count GETs of the pair's class, each waiting timeout_ms for a
+ * response (0: unsolicited), in batches that the receiving MAD layer's
+ * queue holds: after each, a marker, received.
  */
 static int send_gets(struct pair *p, const ib_mad_addr_t *to, void *umad,
-		     int first, int count, int timeout_ms)
+		     int count, int timeout_ms)
 {
-	for (int i = first; i < first + count; i++) {
+	for (int i = 0; i < count; i++) {
 		int ret;
 
-		address_class(umad, to, p->class, METHOD_GET, i);
+		address_class(umad, to, p->class, METHOD_GET, next_tid());
 		ret = umad_send(p->client_fd, p->client, umad, MAD_SIZE, timeout_ms, 0);
-		if (!ret && ((i - first + 1) % BATCH == 0 || i == first + count - 1))
+		if (!ret && ((i + 1) % BATCH == 0 || i == count - 1))
 			ret = mark(p, to, umad);
 		if (ret)
 			return ret;
@@ -243,12 +255,12 @@ static int outstanding(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 	int ret;
 
 	ret = open_pair(argv, OUTSTANDING_CLASS, &p) ?:
-	      send_gets(&p, to, umad, 0, n, OUTSTANDING_TIMEOUT_MS);
+	      send_gets(&p, to, umad, n, OUTSTANDING_TIMEOUT_MS);
 	if (ret)
 		return fail("outstanding", ret);
 	start = seconds();
-	for (int i = n; i < n + OUTSTANDING_WRITES && !ret; i++) {
-		address_class(umad, to, p.class, METHOD_GET, i);
+	for (int i = 0; i < OUTSTANDING_WRITES && !ret; i++) {
+		address_class(umad, to, p.class, METHOD_GET, next_tid());
 		ret = umad_send(p.client_fd, p.client, umad, MAD_SIZE,
 				OUTSTANDING_TIMEOUT_MS, 0);
 	}
@@ -285,7 +297,7 @@ static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 
 	ret = open_pair(argv, QUEUED_CLASS, &p);
 	while (!ret && reads < QUEUED_READS) {
-		ret = send_gets(&p, to, umad, 0, n, 0);
+		ret = send_gets(&p, to, umad, n, 0);
 		if (ret)
 			break;
 		if (memory && before >= 0 && !reads)
@@ -300,7 +312,7 @@ static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 		}
 	}
 	if (ret)
-		return fail("queued", ret);
+		return fail(reads ? "queued: read" : "queued: send", ret);
 	printf("queued_%d %.2f us\n", n, spent * 1e6 / QUEUED_READS);
 	close_pair(&p);
 	return 0;
