@@ -1781,9 +1781,9 @@ static void lo_port_counters_ext(struct lo_counters *c, bool set,
 	__be16 sel = req->counter_select;
 
 	if (set) {
-		if (sel & (IB_PMA_SELX_PORT_XMIT_DATA))
+		if (sel & IB_PMA_SELX_PORT_XMIT_DATA)
 			c->xmit_data = 0;
-		if (sel & (IB_PMA_SELX_PORT_RCV_DATA))
+		if (sel & IB_PMA_SELX_PORT_RCV_DATA)
 			c->rcv_data = 0;
 		if (sel & (IB_PMA_SELX_PORT_XMIT_PACKETS |
 			   IB_PMA_SELX_PORT_UNI_XMIT_PACKETS))
