@@ -5,36 +5,53 @@
  * "<name> <value> <unit>" line per figure; it judges nothing (the rig runs
  * it against both drivers in one boot and reports the ratios).
  *
- *   umad_bench <client-device> <server-device>
+ *   umad_bench <client-device> <server-device> [group,...]
  *
- * MADs go by GID on RoCE (it needs a GRH) and by LID on InfiniBand.
+ * With groups (the words below before the colons), only those run. MADs go
+ * by GID on RoCE (it needs a GRH) and by LID on InfiniBand. A cost in "us
+ * each" is the calling thread's CPU time per call (what the call costs its
+ * caller, without what the device does meanwhile on other CPUs); rates are
+ * in elapsed time, all of the path.
  *
- *   round_trip  a GET and its GET_RESP, one at a time (us each)
- *   flood       unsolicited GETs written back to back and read by the
- *               server (MADs per second, first write to last read)
- *   flood_write the writing part of it alone (MADs per second)
- *   write_eio   a write for an agent id nobody has: the syscall and the
- *               driver's checks up to the agent lookup (us each)
- *   write_noah  a write whose address handle the port refuses (RoCE without
- *               a GRH): up to and including the AH attempt (us each; RoCE)
- *   outstanding_<n>
- *               a write with n requests outstanding, waiting for responses
- *               that do not come (us each): how the cost of the duplicate
- *               check grows with the send list
- *   queued_<n>  a read with n MADs queued on the file (us each)
- *   slab_per_outstanding_send, slab_per_queued_mad
- *               the slab bytes (/proc/slabinfo, all caches) each of 16384
- *               outstanding requests, and each of 100000 queued MADs, holds
- *   register    a register and unregister pair (us each)
- *   open        an open and close of the umad node (us each)
+ * round_trip:  round_trip, a GET and its GET_RESP, one at a time (us each,
+ *              elapsed)
+ * flood:       flood, unsolicited GETs written back to back and read by
+ *              the server (MADs per second, first write to last MAD read);
+ *              flood_write, the writing part of it; flood_lost, the MADs
+ *              that never came (the devices drop some of such a burst)
+ * write_eio:   a write for an agent id nobody has: the syscall and the
+ *              driver's checks up to the agent lookup
+ * write_noah:  a write whose address handle the port refuses (RoCE without
+ *              a GRH): up to and including the AH attempt (RoCE only)
+ * outstanding: outstanding_<n>, a write with n requests outstanding,
+ *              waiting for responses that do not come: how the cost of the
+ *              duplicate check grows with the send list;
+ *              slab_per_outstanding_send, the slab bytes (/proc/slabinfo,
+ *              all caches) each of 16384 outstanding requests holds
+ * queued:      queued_<n>, a read with n MADs queued on the file;
+ *              slab_per_queued_mad, the slab bytes each of 100000 holds
+ * register:    a register and unregister pair
+ * open:        open, libibumad's open and close of a port (it reads the
+ *              class's sysfs attributes to find the node); open_node, the
+ *              node's open(2) and close(2) alone; sysfs_ibdev, a read of
+ *              the node's ibdev attribute
+ * rmpp:        rmpp_<n>, GETs answered by n-segment responses that the
+ *              kernel's RMPP sends and reassembles (kB of data per second,
+ *              first GET to last response read)
+ * shared:      shared_32_agents, a flood spread over 32 agents of one file;
+ *              shared_8_files, over 8 files of the port with one agent
+ *              each (MADs per second, first write to last read)
  */
+#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/umad.h>
 
 #include "umad_sample.h"
@@ -52,23 +69,45 @@
 #define REGISTER_CLASS (VENDOR_CLASS + 2)
 #define QUEUED_CLASS (VENDOR_CLASS + 3)
 #define MARKER_CLASS (VENDOR_CLASS + 4)
+/* Vendor range 2 (an OUI after the RMPP header; RMPP classes): the RMPP
+ * figures' class, and the first of the 32 the shared figures spread over. */
+#define RANGE2_CLASS 0x30
+#define RANGE2_CLASSES 32
+#define RANGE2_HDR 40
 /* MADs sent between markers: fewer than a MAD layer's receive queue holds. */
 #define BATCH 256
 /* Reads measured at each level of MADs queued. */
 #define QUEUED_READS 256
 #define QUEUED_MAX 100000
 #define OPENS 2000
+/* Responses of each size (10 and 100 segments), and their data. */
+#define RMPP_TRANSFERS 40
+#define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
+#define RMPP_MAX_SEGMENTS 100
+#define SHARED_MADS 8192
+
+static const uint8_t oui[3] = { 0x00, 0x14, 0x05 };
 
 static int fail(const char *what, int err)
 {
 	return sample_fail("umad_bench", what, err);
 }
 
+/* Elapsed time, for rates. */
 static double seconds(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The calling thread's CPU time, for the cost of a call. */
+static double cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
@@ -106,6 +145,11 @@ static int port_address(const char *dev, ib_mad_addr_t *to)
 	return lid ? 0 : -EADDRNOTAVAIL;
 }
 
+static bool is_range2(int class)
+{
+	return class >= RANGE2_CLASS && class < RANGE2_CLASS + RANGE2_CLASSES;
+}
+
 /* Fills umad with a MAD of class and method to port to, with TID tid. */
 static void address_class(void *umad, const ib_mad_addr_t *to, int class,
 			  int method, uint64_t tid)
@@ -118,14 +162,33 @@ static void address_class(void *umad, const ib_mad_addr_t *to, int class,
 	mad[2] = 1;
 	mad[3] = method;
 	*(uint64_t *)(mad + 8) = htobe64(tid);
+	if (is_range2(class))
+		memcpy(mad + RANGE2_HDR - sizeof(oui), oui, sizeof(oui));
 	umad_set_addr(umad, be16toh(to->lid), 1, 0, QP1_QKEY);
 	umad_set_grh(umad, to->grh_present ? (void *)to : NULL);
 }
 
-/* Fills umad with a VENDOR_CLASS MAD of method to port to, with TID tid. */
-static void address(void *umad, const ib_mad_addr_t *to, int method, uint64_t tid)
+/* What every figure uses: the two devices, how each reaches the other, a
+ * file on each with an agent of VENDOR_CLASS (the server's for GETs), and
+ * a umad buffer of one MAD. */
+struct bench {
+	char **argv;
+	ib_mad_addr_t to_server, to_client;
+	int client_fd, client, server_fd, server;
+	void *umad;
+};
+
+/* Fills b->umad with a VENDOR_CLASS MAD of method to port to, with TID tid. */
+static void address(struct bench *b, const ib_mad_addr_t *to, int method, uint64_t tid)
 {
-	address_class(umad, to, VENDOR_CLASS, method, tid);
+	address_class(b->umad, to, VENDOR_CLASS, method, tid);
+}
+
+static int register_class(int fd, int class, long *methods, uint8_t rmpp_version)
+{
+	if (is_range2(class))
+		return umad_register_oui(fd, class, rmpp_version, (uint8_t *)oui, methods);
+	return umad_register(fd, class, 1, rmpp_version, methods);
 }
 
 /*
@@ -147,19 +210,19 @@ static int open_agent(const char *dev, int class, long *methods, int *fd,
 	*fd = umad_open_port(dev, 1);
 	if (*fd < 0)
 		return *fd;
-	*agent = umad_register(*fd, class, 1, 0, methods);
+	*agent = register_class(*fd, class, methods, 0);
 	return *agent < 0 ? *agent : 0;
 }
 
-static int open_pair(char **argv, int class, struct pair *p)
+static int open_pair(struct bench *b, int class, struct pair *p)
 {
 	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	int ret;
 
 	p->class = class;
-	ret = open_agent(argv[2], class, get_only, &p->server_fd, &p->server) ?:
-	      open_agent(argv[2], MARKER_CLASS, get_only, &p->marker_fd, &p->marker) ?:
-	      open_agent(argv[1], class, NULL, &p->client_fd, &p->client);
+	ret = open_agent(b->argv[2], class, get_only, &p->server_fd, &p->server) ?:
+	      open_agent(b->argv[2], MARKER_CLASS, get_only, &p->marker_fd, &p->marker) ?:
+	      open_agent(b->argv[1], class, NULL, &p->client_fd, &p->client);
 	if (ret)
 		return ret;
 	p->client_marker = umad_register(p->client_fd, MARKER_CLASS, 1, 0, NULL);
@@ -239,6 +302,89 @@ static long long slab_bytes(void)
 	return total;
 }
 
+static int round_trip(struct bench *b)
+{
+	double start = seconds();
+	int len, ret;
+
+	for (int i = 0; i < ROUND_TRIPS; i++) {
+		uint64_t tid;
+
+		address(b, &b->to_server, METHOD_GET, i);
+		ret = umad_send(b->client_fd, b->client, b->umad, MAD_SIZE, 1000, 3);
+		len = MAD_SIZE;
+		if (ret || umad_recv(b->server_fd, b->umad, &len, 5000) != b->server)
+			return fail("round trip: GET", ret ?: ETIMEDOUT);
+		tid = be64toh(*(uint64_t *)((uint8_t *)umad_get_mad(b->umad) + 8));
+		address(b, &b->to_client, METHOD_GET_RESP, tid);
+		ret = umad_send(b->server_fd, b->server, b->umad, MAD_SIZE, 0, 0);
+		len = MAD_SIZE;
+		if (ret || umad_recv(b->client_fd, b->umad, &len, 5000) != b->client)
+			return fail("round trip: GET_RESP", ret ?: ETIMEDOUT);
+	}
+	printf("round_trip %.1f us\n", (seconds() - start) * 1e6 / ROUND_TRIPS);
+	return 0;
+}
+
+/*
+ * The flood's rate is that of the MADs that came, up to the last of them:
+ * the wait for one that never comes is not part of it.
+ */
+static int flood(struct bench *b)
+{
+	double start = seconds(), last;
+	int len, received = 0;
+
+	for (int i = 0; i < FLOOD; i++) {
+		int ret;
+
+		address(b, &b->to_server, METHOD_GET, ROUND_TRIPS + i);
+		ret = umad_send(b->client_fd, b->client, b->umad, MAD_SIZE, 0, 0);
+		if (ret)
+			return fail("flood: send", ret);
+	}
+	last = seconds();
+	printf("flood_write %.0f MADs/s\n", FLOOD / (last - start));
+	for (; received < FLOOD; received++) {
+		len = MAD_SIZE;
+		if (umad_recv(b->server_fd, b->umad, &len, 5000) != b->server)
+			break;
+		last = seconds();
+	}
+	printf("flood %.0f MADs/s\n", received / (last - start));
+	printf("flood_lost %d MADs\n", FLOOD - received);
+	return 0;
+}
+
+static int write_eio(struct bench *b)
+{
+	double start = cpu_seconds();
+
+	for (int i = 0; i < FLOOD; i++) {
+		address(b, &b->to_server, METHOD_GET, i);
+		if (umad_send(b->client_fd, 31, b->umad, MAD_SIZE, 0, 0) != -EIO)
+			return fail("write_eio", EPROTO);
+	}
+	printf("write_eio %.2f us\n", (cpu_seconds() - start) * 1e6 / FLOOD);
+	return 0;
+}
+
+static int write_noah(struct bench *b)
+{
+	double start = cpu_seconds();
+
+	if (!b->to_server.grh_present)
+		return 0;
+	for (int i = 0; i < FLOOD; i++) {
+		address(b, &b->to_server, METHOD_GET, i);
+		umad_set_grh(b->umad, NULL);
+		if (umad_send(b->client_fd, b->client, b->umad, MAD_SIZE, 0, 0) == 0)
+			return fail("write_noah", EPROTO);
+	}
+	printf("write_noah %.2f us\n", (cpu_seconds() - start) * 1e6 / FLOOD);
+	return 0;
+}
+
 /*
  * The cost of a write with n requests outstanding: a client sends n GETs
  * with a long timeout to a server that never answers, then
@@ -246,30 +392,29 @@ static long long slab_bytes(void)
  * outstanding request holds, once the server's queue of them is freed.
  * The files are new, and closed after: that ends the requests.
  */
-static int outstanding(char **argv, const ib_mad_addr_t *to, void *umad, int n,
-		       bool memory)
+static int outstanding_level(struct bench *b, int n, bool memory)
 {
 	long long before = slab_bytes();
 	struct pair p;
 	double start;
 	int ret;
 
-	ret = open_pair(argv, OUTSTANDING_CLASS, &p) ?:
-	      send_gets(&p, to, umad, n, OUTSTANDING_TIMEOUT_MS);
+	ret = open_pair(b, OUTSTANDING_CLASS, &p) ?:
+	      send_gets(&p, &b->to_server, b->umad, n, OUTSTANDING_TIMEOUT_MS);
 	if (ret)
 		return fail("outstanding", ret);
-	start = seconds();
+	start = cpu_seconds();
 	for (int i = 0; i < OUTSTANDING_WRITES && !ret; i++) {
-		address_class(umad, to, p.class, METHOD_GET, next_tid());
-		ret = umad_send(p.client_fd, p.client, umad, MAD_SIZE,
+		address_class(b->umad, &b->to_server, p.class, METHOD_GET, next_tid());
+		ret = umad_send(p.client_fd, p.client, b->umad, MAD_SIZE,
 				OUTSTANDING_TIMEOUT_MS, 0);
 	}
 	if (ret)
 		return fail("outstanding: send", ret);
 	printf("outstanding_%d %.2f us\n", n,
-	       (seconds() - start) * 1e6 / OUTSTANDING_WRITES);
+	       (cpu_seconds() - start) * 1e6 / OUTSTANDING_WRITES);
 	if (memory && before >= 0) {
-		ret = mark(&p, to, umad);
+		ret = mark(&p, &b->to_server, b->umad);
 		if (ret)
 			return fail("outstanding: mark", ret);
 		umad_close_port(p.server_fd);
@@ -281,23 +426,33 @@ static int outstanding(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 	return 0;
 }
 
+static int outstanding(struct bench *b)
+{
+	static const int levels[] = { 1, 64, 1024, 4096, 16384 };
+	const int count = sizeof(levels) / sizeof(levels[0]);
+
+	for (int i = 0; i < count; i++)
+		if (outstanding_level(b, levels[i], i == count - 1))
+			return 1;
+	return 0;
+}
+
 /*
  * The cost of a read with n MADs queued on the file: n unsolicited GETs
  * queued on a server that reads none until all are there, then QUEUED_READS
  * reads of them, timed (with n 1: QUEUED_READS times one). For the largest
  * n, the slab bytes each queued MAD holds.
  */
-static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
-		  bool memory)
+static int queued_level(struct bench *b, int n, bool memory)
 {
 	long long before = slab_bytes();
 	int reads = 0, ret = 0, len;
 	double spent = 0, start;
 	struct pair p;
 
-	ret = open_pair(argv, QUEUED_CLASS, &p);
+	ret = open_pair(b, QUEUED_CLASS, &p);
 	while (!ret && reads < QUEUED_READS) {
-		ret = send_gets(&p, to, umad, n, 0);
+		ret = send_gets(&p, &b->to_server, b->umad, n, 0);
 		if (ret)
 			break;
 		if (memory && before >= 0 && !reads)
@@ -305,9 +460,9 @@ static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 			       (double)(slab_bytes() - before) / n);
 		for (int i = 0; i < n && reads < QUEUED_READS && !ret; i++, reads++) {
 			len = MAD_SIZE;
-			start = seconds();
-			ret = umad_recv(p.server_fd, umad, &len, 0);
-			spent += seconds() - start;
+			start = cpu_seconds();
+			ret = umad_recv(p.server_fd, b->umad, &len, 0);
+			spent += cpu_seconds() - start;
 			ret = ret == p.server ? 0 : ret < 0 ? ret : -EPROTO;
 		}
 	}
@@ -318,119 +473,308 @@ static int queued(char **argv, const ib_mad_addr_t *to, void *umad, int n,
 	return 0;
 }
 
+static int queued(struct bench *b)
+{
+	return queued_level(b, 1, false) ?: queued_level(b, QUEUED_MAX, true);
+}
+
+static int register_unregister(struct bench *b)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	double start = cpu_seconds();
+
+	for (int i = 0; i < REGISTERS; i++) {
+		int ret = umad_register(b->client_fd, REGISTER_CLASS, 1, 0, get_only);
+
+		if (ret < 0 || (ret = umad_unregister(b->client_fd, ret)))
+			return fail("register", ret);
+	}
+	printf("register %.2f us\n", (cpu_seconds() - start) * 1e6 / REGISTERS);
+	return 0;
+}
+
+/*
+ * The umad node of dev's port 1 (its name, "umadN", in node), by the
+ * class's sysfs attributes. 0 or -errno.
+ */
+static int umad_node(const char *dev, char node[256])
+{
+	struct dirent *e;
+	DIR *d = opendir("/sys/class/infiniband_mad");
+	int ret = -ENODEV;
+
+	if (!d)
+		return -errno;
+	while (ret && (e = readdir(d))) {
+		char path[300], ibdev[64] = "";
+		unsigned int port = 0;
+		FILE *f;
+
+		if (strncmp(e->d_name, "umad", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/ibdev", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%63s", ibdev) != 1)
+			ibdev[0] = 0;
+		fclose(f);
+		snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/port", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%u", &port) != 1)
+			port = 0;
+		fclose(f);
+		if (!strcmp(ibdev, dev) && port == 1) {
+			snprintf(node, 256, "%s", e->d_name);
+			ret = 0;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * An open as libibumad makes it, and the driver's two parts of it: the
+ * node's open(2) and close(2), and a read of the node's ibdev attribute,
+ * which libibumad reads of node after node to find a port's.
+ */
+static int open_close(struct bench *b)
+{
+	char node[256], path[300], buf[64];
+	double start = cpu_seconds();
+	int fd, ret;
+
+	for (int i = 0; i < OPENS; i++) {
+		ret = umad_open_port(b->argv[1], 1);
+		if (ret < 0 || (ret = umad_close_port(ret)))
+			return fail("open", ret);
+	}
+	printf("open %.2f us\n", (cpu_seconds() - start) * 1e6 / OPENS);
+
+	ret = umad_node(b->argv[1], node);
+	if (ret)
+		return fail("open_node", ret);
+	snprintf(path, sizeof(path), "/dev/infiniband/%s", node);
+	start = cpu_seconds();
+	for (int i = 0; i < OPENS; i++) {
+		fd = open(path, O_RDWR);
+		if (fd < 0 || close(fd))
+			return fail("open_node", errno);
+	}
+	printf("open_node %.2f us\n", (cpu_seconds() - start) * 1e6 / OPENS);
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/ibdev", node);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return fail("sysfs_ibdev", errno);
+	start = cpu_seconds();
+	for (int i = 0; i < OPENS; i++)
+		if (pread(fd, buf, sizeof(buf), 0) <= 0)
+			return fail("sysfs_ibdev", errno);
+	printf("sysfs_ibdev %.2f us\n", (cpu_seconds() - start) * 1e6 / OPENS);
+	close(fd);
+	return 0;
+}
+
+/*
+ * RMPP_TRANSFERS GETs of RANGE2_CLASS, each answered with a response of
+ * segments segments, which the server's agent (RMPP version 1) has the
+ * kernel send and the client's has it reassemble. The client's GETs wait
+ * for the response: a kernel-RMPP agent drops a response it asked nothing
+ * for.
+ */
+static int rmpp_level(struct bench *b, int segments)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	const int data = segments * RMPP_SEGMENT_DATA, size = RANGE2_HDR + data;
+	int client_fd, server_fd, client, server, ret = 0, len;
+	uint8_t *response = calloc(1, umad_size() + size), *mad;
+	double start;
+
+	if (!response)
+		return fail("rmpp", ENOMEM);
+	client_fd = umad_open_port(b->argv[1], 1);
+	server_fd = umad_open_port(b->argv[2], 1);
+	if (client_fd < 0 || server_fd < 0)
+		return fail("rmpp: open", client_fd < 0 ? client_fd : server_fd);
+	server = register_class(server_fd, RANGE2_CLASS, get_only, 1);
+	client = register_class(client_fd, RANGE2_CLASS, NULL, 1);
+	if (server < 0 || client < 0)
+		return fail("rmpp: register", server < 0 ? server : client);
+	mad = umad_get_mad(response);
+	for (int i = 0; i < data; i++)
+		mad[RANGE2_HDR + i] = i % 251;
+
+	start = seconds();
+	for (int i = 0; i < RMPP_TRANSFERS && !ret; i++) {
+		address_class(b->umad, &b->to_server, RANGE2_CLASS, METHOD_GET, next_tid());
+		ret = umad_send(client_fd, client, b->umad, MAD_SIZE, 5000, 0);
+		len = MAD_SIZE;
+		if (ret || (ret = umad_recv(server_fd, b->umad, &len, 5000)) != server)
+			return fail("rmpp: GET", ret < 0 ? ret : EPROTO);
+		/* The response: the GET's header, then RMPP active, which the
+		 * kernel cuts into segments. */
+		memcpy(mad, umad_get_mad(b->umad), RANGE2_HDR);
+		mad[3] = METHOD_GET_RESP;
+		mad[24] = 1; /* RMPP version */
+		mad[25] = 1; /* DATA */
+		mad[26] = 1; /* ACTIVE */
+		umad_set_addr(response, be16toh(b->to_client.lid), 1, 0, QP1_QKEY);
+		umad_set_grh(response, b->to_client.grh_present ? &b->to_client : NULL);
+		ret = umad_send(server_fd, server, response, size, 0, 0);
+		if (ret)
+			return fail("rmpp: response", ret);
+		len = size;
+		ret = umad_recv(client_fd, response, &len, 5000);
+		if (ret != client || len != size || mad[RANGE2_HDR + data - 1] != (data - 1) % 251)
+			return fail("rmpp: read", ret < 0 ? ret : EPROTO);
+		ret = 0;
+	}
+	printf("rmpp_%d %.0f kB/s\n", segments,
+	       (double)data * RMPP_TRANSFERS / 1000 / (seconds() - start));
+	umad_close_port(client_fd);
+	umad_close_port(server_fd);
+	free(response);
+	return 0;
+}
+
+static int rmpp(struct bench *b)
+{
+	return rmpp_level(b, 10) ?: rmpp_level(b, RMPP_MAX_SEGMENTS);
+}
+
+/* Reads what fd has queued, without waiting; adds it to *count. */
+static int drain(int fd, void *umad, int *count)
+{
+	for (;;) {
+		int len = MAD_SIZE, ret = umad_recv(fd, umad, &len, 0);
+
+		if (ret == -EAGAIN || ret == -EWOULDBLOCK || ret == -ETIMEDOUT)
+			return 0;
+		if (ret < 0)
+			return ret;
+		++*count;
+	}
+}
+
+/*
+ * SHARED_MADS unsolicited GETs of classes RANGE2_CLASS on, in turn, read
+ * by a server with one GET agent of each: 32 agents on one file (files 1),
+ * or one on each of files files. A batch at a time: written, marked (all
+ * of it is there then), and read. The rate counts the MADs read: a device
+ * may drop one, or deliver one twice.
+ */
+static int shared_level(struct bench *b, int files, const char *name)
+{
+	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+	int fds[RANGE2_CLASSES], classes = files > 1 ? files : RANGE2_CLASSES;
+	int ret, received = 0;
+	double start;
+	struct pair p;
+
+	ret = open_pair(b, RANGE2_CLASS, &p);
+	fds[0] = p.server_fd;
+	for (int c = 1; c < classes && !ret; c++) {
+		fds[c] = files > 1 ? umad_open_port(b->argv[2], 1) : p.server_fd;
+		ret = fds[c] < 0 ? fds[c] : register_class(fds[c], RANGE2_CLASS + c, get_only, 0);
+		ret = ret < 0 ? ret : 0;
+	}
+	if (ret)
+		return fail(name, ret);
+
+	start = seconds();
+	for (int sent = 0; sent < SHARED_MADS && !ret; sent += BATCH) {
+		for (int i = 0; i < BATCH && !ret; i++) {
+			address_class(b->umad, &b->to_server, RANGE2_CLASS + i % classes,
+				      METHOD_GET, next_tid());
+			ret = umad_send(p.client_fd, p.client, b->umad, MAD_SIZE, 0, 0);
+		}
+		ret = ret ?: mark(&p, &b->to_server, b->umad);
+		for (int f = 0; f < files && !ret; f++)
+			ret = drain(fds[f], b->umad, &received);
+	}
+	if (ret)
+		return fail(name, ret);
+	printf("%s %.0f MADs/s\n", name, received / (seconds() - start));
+	for (int c = 1; c < files; c++)
+		umad_close_port(fds[c]);
+	close_pair(&p);
+	return 0;
+}
+
+static int shared(struct bench *b)
+{
+	return shared_level(b, 1, "shared_32_agents") ?:
+	       shared_level(b, 8, "shared_8_files");
+}
+
+static const struct group {
+	const char *name;
+	int (*run)(struct bench *b);
+} groups[] = {
+	{ "round_trip", round_trip },
+	{ "flood", flood },
+	{ "write_eio", write_eio },
+	{ "write_noah", write_noah },
+	{ "register", register_unregister },
+	{ "open", open_close },
+	{ "outstanding", outstanding },
+	{ "queued", queued },
+	{ "rmpp", rmpp },
+	{ "shared", shared },
+};
+
+/* Whether group is in the comma-separated list (NULL: every group). */
+static bool chosen(const char *list, const char *group)
+{
+	size_t n = strlen(group);
+
+	for (const char *at = list; at; at = strchr(at, ',')) {
+		at += *at == ',';
+		if (!strncmp(at, group, n) && (at[n] == ',' || !at[n]))
+			return true;
+	}
+	return !list;
+}
+
 int main(int argc, char **argv)
 {
-	static const int levels[] = { 1, 64, 1024, 4096, 16384 };
 	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
-	ib_mad_addr_t to_server, to_client;
-	int client_fd, server_fd, client, server, len, ret;
-	double start;
-	void *umad;
+	struct bench b = { .argv = argv };
+	int ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: umad_bench <client-device> <server-device>\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: umad_bench <client-device> <server-device> [group,...]\n");
 		return 2;
 	}
 	if (umad_init())
 		return fail("init", ENOMEM);
-	client_fd = umad_open_port(argv[1], 1);
-	server_fd = umad_open_port(argv[2], 1);
-	if (client_fd < 0 || server_fd < 0)
-		return fail("open", client_fd < 0 ? client_fd : server_fd);
+	b.client_fd = umad_open_port(argv[1], 1);
+	b.server_fd = umad_open_port(argv[2], 1);
+	if (b.client_fd < 0 || b.server_fd < 0)
+		return fail("open", b.client_fd < 0 ? b.client_fd : b.server_fd);
 	/* umad_size() is the header's size once a port is open: before, it
 	 * is the old ABI's, 8 bytes short. */
-	umad = calloc(1, umad_size() + MAD_SIZE);
-	if (!umad)
+	b.umad = calloc(1, umad_size() + MAD_SIZE);
+	if (!b.umad)
 		return fail("init", ENOMEM);
-	server = umad_register(server_fd, VENDOR_CLASS, 1, 0, get_only);
-	client = umad_register(client_fd, VENDOR_CLASS, 1, 0, NULL);
-	if (server < 0 || client < 0)
-		return fail("register", server < 0 ? server : client);
-	ret = port_address(argv[2], &to_server) ?: port_address(argv[1], &to_client);
+	b.server = umad_register(b.server_fd, VENDOR_CLASS, 1, 0, get_only);
+	b.client = umad_register(b.client_fd, VENDOR_CLASS, 1, 0, NULL);
+	if (b.server < 0 || b.client < 0)
+		return fail("register", b.server < 0 ? b.server : b.client);
+	ret = port_address(argv[2], &b.to_server) ?: port_address(argv[1], &b.to_client);
 	if (ret)
 		return fail("address", ret);
 
-	start = seconds();
-	for (int i = 0; i < ROUND_TRIPS; i++) {
-		uint64_t tid;
-
-		address(umad, &to_server, METHOD_GET, i);
-		ret = umad_send(client_fd, client, umad, MAD_SIZE, 1000, 3);
-		len = MAD_SIZE;
-		if (ret || umad_recv(server_fd, umad, &len, 5000) != server)
-			return fail("round trip: GET", ret ?: ETIMEDOUT);
-		tid = be64toh(*(uint64_t *)((uint8_t *)umad_get_mad(umad) + 8));
-		address(umad, &to_client, METHOD_GET_RESP, tid);
-		ret = umad_send(server_fd, server, umad, MAD_SIZE, 0, 0);
-		len = MAD_SIZE;
-		if (ret || umad_recv(client_fd, umad, &len, 5000) != client)
-			return fail("round trip: GET_RESP", ret ?: ETIMEDOUT);
-	}
-	printf("round_trip %.1f us\n", (seconds() - start) * 1e6 / ROUND_TRIPS);
-
-	start = seconds();
-	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, METHOD_GET, ROUND_TRIPS + i);
-		ret = umad_send(client_fd, client, umad, MAD_SIZE, 0, 0);
-		if (ret)
-			return fail("flood: send", ret);
-	}
-	printf("flood_write %.0f MADs/s\n", FLOOD / (seconds() - start));
-	for (int i = 0; i < FLOOD; i++) {
-		len = MAD_SIZE;
-		if (umad_recv(server_fd, umad, &len, 5000) != server) {
-			printf("flood_lost %d MADs\n", FLOOD - i);
-			break;
-		}
-	}
-	printf("flood %.0f MADs/s\n", FLOOD / (seconds() - start));
-
-	start = seconds();
-	for (int i = 0; i < FLOOD; i++) {
-		address(umad, &to_server, METHOD_GET, i);
-		if (umad_send(client_fd, 31, umad, MAD_SIZE, 0, 0) != -EIO)
-			return fail("write_eio", EPROTO);
-	}
-	printf("write_eio %.2f us\n", (seconds() - start) * 1e6 / FLOOD);
-
-	if (to_server.grh_present) {
-		start = seconds();
-		for (int i = 0; i < FLOOD; i++) {
-			address(umad, &to_server, METHOD_GET, i);
-			umad_set_grh(umad, NULL);
-			if (umad_send(client_fd, client, umad, MAD_SIZE, 0, 0) == 0)
-				return fail("write_noah", EPROTO);
-		}
-		printf("write_noah %.2f us\n", (seconds() - start) * 1e6 / FLOOD);
-	}
-
-	start = seconds();
-	for (int i = 0; i < REGISTERS; i++) {
-		ret = umad_register(client_fd, REGISTER_CLASS, 1, 0, get_only);
-		if (ret < 0 || (ret = umad_unregister(client_fd, ret)))
-			return fail("register", ret);
-	}
-	printf("register %.2f us\n", (seconds() - start) * 1e6 / REGISTERS);
-
-	start = seconds();
-	for (int i = 0; i < OPENS; i++) {
-		ret = umad_open_port(argv[1], 1);
-		if (ret < 0 || (ret = umad_close_port(ret)))
-			return fail("open", ret);
-	}
-	printf("open %.2f us\n", (seconds() - start) * 1e6 / OPENS);
-
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-		if (outstanding(argv, &to_server, umad, levels[i],
-				i == sizeof(levels) / sizeof(levels[0]) - 1))
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (chosen(argc == 4 ? argv[3] : NULL, groups[i].name) && groups[i].run(&b))
 			return 1;
-	if (queued(argv, &to_server, umad, 1, false) ||
-	    queued(argv, &to_server, umad, QUEUED_MAX, true))
-		return 1;
 
-	umad_close_port(client_fd);
-	umad_close_port(server_fd);
+	umad_close_port(b.client_fd);
+	umad_close_port(b.server_fd);
 	umad_done();
-	free(umad);
+	free(b.umad);
 	return 0;
 }

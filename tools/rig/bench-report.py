@@ -45,13 +45,13 @@ def main():
     medians = {key: {d: statistics.median(by[d]) for d in DRIVERS if d in by}
                for key, by in runs.items()}
     print(f"{title} (guest with {cpus} CPUs, medians of {rounds} runs)")
-    print(f"{'benchmark':<36} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
+    print(f"{'benchmark':<40} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
     ratios = []
     for (name, unit), by in sorted(medians.items()):
         c, rust = by.get("c", 0), by.get("rust", 0)
         ratio = rust / c if c else float("nan")
         better = "lower is better" if lower_is_better(name, unit) else "higher is better"
-        print(f"{name + ' (' + unit + ')':<36} {c:>12.1f} {rust:>12.1f} {ratio:>8.2f}  {better}")
+        print(f"{name + ' (' + unit + ')':<40} {c:>12.2f} {rust:>12.2f} {ratio:>8.2f}  {better}")
         if c:
             ratios.append((name, ratio, lower_is_better(name, unit)))
 
@@ -66,10 +66,11 @@ def main():
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("requests outstanding on the file")
-    ax.set_ylabel("cost of one more write (us, guest time)")
+    ax.set_ylabel("cost of one more write (us of the writer's CPU time)")
     ax.set_title(f"{title}\nwrite cost against outstanding requests")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small")
+    if ax.lines:
+        ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(f"{prefix}-outstanding.png", dpi=110)
 

@@ -7,6 +7,7 @@
 # to run and does not weigh calls and jumps as heavily as TCG does. It
 # measures; it does not judge.
 #   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
+# RIG_BENCH_GROUPS: umad_bench's groups to run (all; while working on one).
 # RIG_BENCH_ROUNDS: rounds of one run per driver (6). RIG_BENCH_CLOCKS: which
 # of the two ("tcg icount"); wall time means nothing beside another VM.
 set -euo pipefail

@@ -12,7 +12,9 @@
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
 # RIG_TEST_TIMEOUT=s gives each test program s seconds (300; 600 off plain);
-# RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8); RIG_QEMU_EXTRA
+# RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8), of
+# RIG_PROFILE_GROUPS (umad_bench's groups: all) on RIG_PROFILE_DEVICE (rxe,
+# the default, or iblo: ib_loopback); RIG_QEMU_EXTRA
 # adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
 # instructions).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
@@ -216,7 +218,10 @@ fi
 [ -z "${RIG_FUZZ_SEED:-}" ] || cmdline+=" rig.fuzz_seed=$RIG_FUZZ_SEED"
 cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_RUNS:-}" ] || cmdline+=" rig.profile_runs=$RIG_PROFILE_RUNS"
+[ -z "${RIG_PROFILE_GROUPS:-}" ] || cmdline+=" rig.profile_groups=$RIG_PROFILE_GROUPS"
+[ -z "${RIG_PROFILE_DEVICE:-}" ] || cmdline+=" rig.profile_device=$RIG_PROFILE_DEVICE"
 [ -z "${RIG_BENCH_ROUNDS:-}" ] || cmdline+=" rig.bench_rounds=$RIG_BENCH_ROUNDS"
+[ -z "${RIG_BENCH_GROUPS:-}" ] || cmdline+=" rig.bench_groups=$RIG_BENCH_GROUPS"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
 # counting, for the benchmark) needs them on one. So does Debian's kernel:
 # it patches static branches at run time (JUMP_LABEL, which the rig's

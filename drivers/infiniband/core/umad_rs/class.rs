@@ -7,7 +7,6 @@
 use crate::{
     glue::{
         chrdev::Class,
-        compat::DisplayCStr,
         sysfs::{
             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
             ShowDevice,
@@ -45,7 +44,7 @@ struct AbiVersion;
 
 impl ShowClass for AbiVersion {
     fn show(out: &mut Page<'_>) -> Result {
-        out.emit(format_args!("{}\n", uapi::ABI_VERSION));
+        out.line_u32(uapi::ABI_VERSION);
         Ok(())
     }
 }
@@ -56,7 +55,7 @@ struct IbDev;
 impl ShowDevice<Port> for IbDev {
     fn show(port: &Port, out: &mut Page<'_>) -> Result {
         let name = port.ib_device_name().ok_or(ENODEV)?;
-        out.emit(format_args!("{}\n", DisplayCStr(name.as_cstr())));
+        out.line(name.as_cstr());
         Ok(())
     }
 }
@@ -66,7 +65,7 @@ struct PortNumber;
 
 impl ShowDevice<Port> for PortNumber {
     fn show(port: &Port, out: &mut Page<'_>) -> Result {
-        out.emit(format_args!("{}\n", port.number));
+        out.line_u32(port.number);
         Ok(())
     }
 }

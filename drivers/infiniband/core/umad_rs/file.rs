@@ -66,8 +66,8 @@ pub(crate) struct UmadFile {
     /// read.
     queued: AtomicUsize,
     /// Set (under `state`) when the port's device went away or the file is
-    /// closing: its agents are gone from their slots then, and nothing
-    /// more is queued.
+    /// closing: its agents are leaving their slots then, and nothing more
+    /// is queued.
     dead: AtomicBool,
     /// Whether the file uses the 64-byte header (set under `state`).
     new_layout: AtomicBool,
@@ -78,7 +78,7 @@ type FileGuard<'a> = MutexGuard<'a, FileState>;
 
 /// What the file's lock protects.
 pub(crate) struct FileState {
-    /// Empty once the file is dead. An agent leaves only as [`Retired`].
+    /// Emptied once the file is dead. An agent leaves only as [`Retired`].
     agents: Slots<Agent<UmadFile>>,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
@@ -130,7 +130,6 @@ impl UmadFile {
     pub(crate) fn open(port: ArcBorrow<'_, Port>) -> Result<Arc<Self>> {
         let mut port_state = port.state.lock();
         port_state.check_open()?;
-        let sends = SendTable::new()?;
         let file: Arc<Self> = Arc::pin_init(
             pin_init!(Self {
                 port: port.into(),
@@ -139,7 +138,7 @@ impl UmadFile {
                     already_used: false,
                     received: PacketList::new(),
                 }),
-                sends <- new_spinlock!(sends),
+                sends <- new_spinlock!(SendTable::new()),
                 wait <- WaitQueue::new(c_str!("umad_file"), kernel::static_lock_class!()),
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
@@ -152,28 +151,34 @@ impl UmadFile {
     }
 
     /// The last close: the agents go, and everything queued with them.
+    /// Nobody waits on the file any more, so nobody is woken.
     pub(crate) fn close(self: &Arc<Self>) {
         let mut port_state = self.port.state.lock();
         let mut state = self.state.lock();
+        self.dead.store(true, Ordering::Release);
         while state.received.pop_front().is_some() {}
         self.queued.store(0, Ordering::Relaxed);
-        let agents = self.mark_dead(state);
+        self.retire_agents(state, &port_state);
         port_state.remove_file(self);
-        agents.unregister(&port_state);
     }
 
     /// The port's device is going: the file's agents go with it, and
     /// waiters learn of it. The file stays open, and fails from now on.
     pub(crate) fn kill(&self, port: &PortGuard<'_>) {
-        self.mark_dead(self.state.lock()).unregister(port);
-    }
-
-    /// Marks the file dead, wakes its waiters, and retires its agents.
-    fn mark_dead(&self, mut state: FileGuard<'_>) -> Retired<Slots<Agent<UmadFile>>> {
+        let state = self.state.lock();
         self.dead.store(true, Ordering::Release);
         self.wait.wake_up();
-        let agents = core::mem::replace(&mut state.agents, Slots::new());
-        Retired::new(agents, state)
+        self.retire_agents(state, port);
+    }
+
+    /// Unregisters the agents of a file just marked dead (under `state`),
+    /// one at a time: each leaves its slot under the file's lock and is
+    /// unregistered without it. The port's lock keeps new ones out.
+    fn retire_agents<'a>(&'a self, mut state: FileGuard<'a>, port: &PortGuard<'_>) {
+        while let Some(agent) = state.agents.take_first() {
+            Retired::new(agent, state).unregister(port);
+            state = self.state.lock();
+        }
     }
 
     fn is_dead(&self) -> bool {
@@ -235,7 +240,7 @@ impl UmadFile {
     /// an error once the device is gone.
     ///
     /// Unlike ib_umad it takes no lock: registering with the wait queue
-    /// takes the queue's lock, which `enqueue` and `mark_dead` take to wake
+    /// takes the queue's lock, which `enqueue` and `kill` take to wake
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
@@ -354,7 +359,7 @@ impl UmadFile {
     /// received MADs beyond [`MAX_QUEUED`].
     fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> PacketBox, limit: bool) {
         let mut state = self.state.lock();
-        if limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED {
+        if self.is_dead() || (limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED) {
             return;
         }
         let Some(id) = state.agents.position(|a| a.id() == agent) else {

@@ -9,7 +9,9 @@
 //! no allocation. A write looks only at the sends in its TID's bucket,
 //! instead of at every outstanding send as ib_umad does; the buckets double
 //! when they hold more than two sends each, so with thousands of TIDs
-//! outstanding a write still looks at about two.
+//! outstanding a write still looks at about two. A table starts as one
+//! bucket of its own, allocating nothing: most files never have more than
+//! two sends outstanding, and many send nothing.
 
 use crate::{
     infiniband::mad::SendContext,
@@ -19,7 +21,8 @@ use crate::{
 use core::ptr::NonNull;
 use kernel::{alloc::flags::__GFP_NOWARN, ffi::c_void, prelude::*};
 
-/// The buckets a file starts with: 64 list heads, a kilobyte.
+/// The buckets a table allocates when its own one holds more than two
+/// sends: 64 list heads, a kilobyte.
 const FIRST_BUCKETS: usize = 64;
 
 /// The most buckets a table grows to: 4096 list heads, 64 KiB. Past 8192
@@ -29,7 +32,9 @@ const FIRST_BUCKETS: usize = 64;
 const MAX_BUCKETS: usize = 4096;
 
 pub(crate) struct SendTable {
-    /// A power of two of them.
+    /// The one bucket while `buckets` is empty; empty after.
+    first: PacketList,
+    /// None, or a power of two of them.
     buckets: KVec<PacketList>,
     /// Packets in the table.
     count: usize,
@@ -58,12 +63,13 @@ impl SendContext for Outstanding {
 }
 
 impl SendTable {
-    pub(crate) fn new() -> Result<Self> {
-        Ok(Self {
-            buckets: Self::empty_buckets(FIRST_BUCKETS)?,
+    pub(crate) const fn new() -> Self {
+        Self {
+            first: PacketList::new(),
+            buckets: KVec::new(),
             count: 0,
             no_grow_below: 0,
-        })
+        }
     }
 
     /// `n` empty buckets, for a table or for `grow`. Without memory for
@@ -82,17 +88,20 @@ impl SendTable {
     }
 
     fn bucket(&mut self, packet: &Packet) -> &mut PacketList {
+        if self.buckets.is_empty() {
+            return &mut self.first;
+        }
         let b = Self::bucket_of(packet, &self.buckets);
         &mut self.buckets[b]
     }
 
     /// How many buckets the table should have, when more than it has:
-    /// twice as many once it holds more than two sends a bucket, up to
-    /// [`MAX_BUCKETS`].
+    /// more once it holds more than two sends a bucket ([`FIRST_BUCKETS`]
+    /// after its own one, then twice as many), up to [`MAX_BUCKETS`].
     pub(crate) fn wanted_buckets(&self) -> Option<usize> {
-        let have = self.buckets.len();
+        let have = self.buckets.len().max(1);
         let grow = self.count > 2 * have && have < MAX_BUCKETS && self.count >= self.no_grow_below;
-        grow.then(|| 2 * have)
+        grow.then(|| if self.buckets.is_empty() { FIRST_BUCKETS } else { 2 * have })
     }
 
     /// There was no memory for the buckets `wanted_buckets` asked for: ask
@@ -107,7 +116,7 @@ impl SendTable {
         if buckets.len() <= self.buckets.len() || !buckets.len().is_power_of_two() {
             return;
         }
-        for old in self.buckets.iter_mut() {
+        for old in Iterator::chain(core::iter::once(&mut self.first), self.buckets.iter_mut()) {
             while let Some(packet) = old.pop_front() {
                 let b = Self::bucket_of(&packet, &buckets);
                 buckets[b].push_back(packet);

@@ -8,6 +8,7 @@
 #include <rdma/ib_user_mad.h>
 #include <linux/poll.h>
 #include "shim.h"
+#include "ib_umad_rs_trace.h"
 #include "core_priv.h"
 
 /*

@@ -8,10 +8,10 @@
 //! attribute support); a `kernel::sysfs` would replace this file.
 
 use super::{bindings, chrdev::owner_of_device, compat};
-use core::{cell::UnsafeCell, fmt, marker::PhantomData, ptr};
+use core::{cell::UnsafeCell, marker::PhantomData, ptr};
 use kernel::{
     c_str,
-    ffi::{c_char, c_int, c_void},
+    ffi::{c_char, c_int},
     prelude::*,
     str::CStr,
 };
@@ -39,20 +39,30 @@ pub(crate) struct Page<'a> {
 }
 
 impl Page<'_> {
-    /// Appends formatted text (`sysfs_emit_at`), as much as fits.
-    pub(crate) fn emit(&mut self, text: fmt::Arguments<'_>) {
-        let text: *const fmt::Arguments<'_> = &text;
+    /// Appends `text` and a newline (`sysfs_emit_at`), as much as fits:
+    /// a one-value attribute's line.
+    pub(crate) fn line(&mut self, text: &CStr) {
         // SAFETY: `buf` is the page and `len` within it, by the type
-        // invariants; `%pA` formats the `fmt::Arguments` it is passed.
+        // invariants; `%s` takes the NUL-terminated string `text` is.
         let added = unsafe {
             bindings::sysfs_emit_at(
                 self.buf,
                 self.len,
-                c_str!("%pA").as_char_ptr(),
-                text.cast::<c_void>(),
+                c_str!("%s\n").as_char_ptr(),
+                text.as_char_ptr(),
             )
         };
         // INVARIANT: `sysfs_emit_at` wrote `added` more bytes, within the page.
+        self.len += added;
+    }
+
+    /// Appends `value` in decimal and a newline, as [`Page::line`] does.
+    pub(crate) fn line_u32(&mut self, value: u32) {
+        // SAFETY: as in `line`; `%u` takes the `unsigned int` `value` is.
+        let added = unsafe {
+            bindings::sysfs_emit_at(self.buf, self.len, c_str!("%u\n").as_char_ptr(), value)
+        };
+        // INVARIANT: as in `line`.
         self.len += added;
     }
 }

@@ -3,11 +3,13 @@
 //! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
 //! `ib_umad_read_send`), defined in C (`ib_umad_rs_trace.h`, with
 //! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim. An event
-//! that nobody enabled costs a call and a static branch.
+//! that nobody enabled costs a load of its tracepoint's key here, as
+//! `static_key_enabled` reads it, and no call.
 //!
 //! Upstream counterpart: `kernel::tracepoint::declare_trace!` (6.13+,
-//! `rust/kernel/tracepoint.rs`), which calls a C-declared tracepoint's
-//! `static_key` check inline; it would replace the shim's calls.
+//! `rust/kernel/tracepoint.rs`), which checks a C-declared tracepoint's
+//! `static_key` inline, patched where the kernel has jump labels; it would
+//! replace this file and the shim's calls.
 
 use super::bindings;
 use crate::rules::{mad::MAD_HDR_SIZE, uapi::UserMadHdr};
@@ -32,8 +34,33 @@ pub(crate) struct Origin {
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad_hdr>() == MAD_HDR_SIZE);
 
-/// Fires `event` for a MAD whose common header is `mad`.
+/// Whether `event` has a probe attached (`static_key_enabled` of its key).
+#[cfg(CONFIG_TRACEPOINTS)]
+fn is_enabled(event: Event) -> bool {
+    let tracepoint = match event {
+        Event::Write => &raw const bindings::__tracepoint_ib_umad_write,
+        Event::ReadRecv => &raw const bindings::__tracepoint_ib_umad_read_recv,
+        Event::ReadSend => &raw const bindings::__tracepoint_ib_umad_read_send,
+    };
+    // SAFETY: the tracepoints are defined in the shim (`CREATE_TRACE_POINTS`)
+    // and live as long as the module. `key.enabled` is an `atomic_t` that
+    // the tracing core changes as probes come and go; read once, as
+    // `atomic_read` does.
+    let enabled = unsafe { core::ptr::read_volatile(&raw const (*tracepoint).key.enabled.counter) };
+    enabled > 0
+}
+
+/// A kernel without tracepoints has no probes.
+#[cfg(not(CONFIG_TRACEPOINTS))]
+fn is_enabled(_event: Event) -> bool {
+    false
+}
+
+/// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
 pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
+    if !is_enabled(event) {
+        return;
+    }
     // SAFETY: all zeroes is a valid `ib_mad_hdr` (integers).
     let mut mad_hdr: bindings::ib_mad_hdr = unsafe { core::mem::zeroed() };
     let len = mad.len().min(MAD_HDR_SIZE);

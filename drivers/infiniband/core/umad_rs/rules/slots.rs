@@ -53,6 +53,11 @@ impl<A> Slots<A> {
         self.slots.get_mut(slot(id))?.take()
     }
 
+    /// Takes the value of the lowest id out, if there is one.
+    pub(crate) fn take_first(&mut self) -> Option<A> {
+        self.slots.iter_mut().find_map(Option::take)
+    }
+
     /// The id of the first value that `matches`.
     pub(crate) fn position(&self, mut matches: impl FnMut(&A) -> bool) -> Option<u32> {
         self.slots
@@ -82,5 +87,8 @@ mod tests {
         assert_eq!(s.take(u32::MAX), None);
         assert_eq!(s.position(|&v| v == 70), Some(7));
         assert_eq!(s.position(|&v| v == 50), None);
+        assert_eq!(s.take_first(), Some(0));
+        assert_eq!(s.take_first(), Some(10));
+        assert_eq!(s.get(0), None);
     }
 }
