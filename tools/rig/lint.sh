@@ -37,9 +37,9 @@ log "dropping retired agents without the port's lock does not build"
 misuse=$RIG_CACHE/lint-misuse
 lock_dir "$misuse"
 rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
-sed -i 's/self.mark_dead(self.state.lock()).unregister(port);/let _ = (self.mark_dead(self.state.lock()), port);/' \
+sed -i 's/Retired::new(agent, state).unregister(port);/let _ = (Retired::new(agent, state), port);/' \
 	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
-grep -q 'let _ = (self.mark_dead' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
+grep -q 'let _ = (Retired::new' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
 	die "the misuse no longer applies to file.rs: update lint.sh"
 if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
 	die "a Retired dropped without the port's guard built"

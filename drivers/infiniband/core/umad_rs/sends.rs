@@ -101,7 +101,13 @@ impl SendTable {
     pub(crate) fn wanted_buckets(&self) -> Option<usize> {
         let have = self.buckets.len().max(1);
         let grow = self.count > 2 * have && have < MAX_BUCKETS && self.count >= self.no_grow_below;
-        grow.then(|| if self.buckets.is_empty() { FIRST_BUCKETS } else { 2 * have })
+        grow.then(|| {
+            if self.buckets.is_empty() {
+                FIRST_BUCKETS
+            } else {
+                2 * have
+            }
+        })
     }
 
     /// There was no memory for the buckets `wanted_buckets` asked for: ask

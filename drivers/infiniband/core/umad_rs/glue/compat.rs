@@ -163,3 +163,24 @@ pub(crate) const fn set_device_show(attr: &mut bindings::device_attribute, show:
         attr.show = Some(show);
     }
 }
+
+/// Whether a tracepoint has probes attached: its key's count, as
+/// `static_key_enabled` reads it. The key is a `static_key`, or a
+/// `static_key_false` around one where the kernel has that.
+///
+/// # Safety
+///
+/// `tracepoint` points to a tracepoint that lives during the call.
+#[cfg(CONFIG_TRACEPOINTS)]
+pub(crate) unsafe fn tracepoint_enabled(tracepoint: *const bindings::tracepoint) -> bool {
+    // SAFETY: the tracepoint is alive, as the caller promises. The count
+    // is an `atomic_t` that the tracing core changes as probes come and
+    // go: read once, as `atomic_read` does.
+    unsafe {
+        #[cfg(umad_rs_tracepoint_key_false)]
+        let count = &raw const (*tracepoint).key.key.enabled.counter;
+        #[cfg(not(umad_rs_tracepoint_key_false))]
+        let count = &raw const (*tracepoint).key.enabled.counter;
+        core::ptr::read_volatile(count) > 0
+    }
+}

@@ -11,7 +11,7 @@
 //! `static_key` inline, patched where the kernel has jump labels; it would
 //! replace this file and the shim's calls.
 
-use super::bindings;
+use super::{bindings, compat};
 use crate::rules::{mad::MAD_HDR_SIZE, uapi::UserMadHdr};
 
 /// Which event.
@@ -43,11 +43,8 @@ fn is_enabled(event: Event) -> bool {
         Event::ReadSend => &raw const bindings::__tracepoint_ib_umad_read_send,
     };
     // SAFETY: the tracepoints are defined in the shim (`CREATE_TRACE_POINTS`)
-    // and live as long as the module. `key.enabled` is an `atomic_t` that
-    // the tracing core changes as probes come and go; read once, as
-    // `atomic_read` does.
-    let enabled = unsafe { core::ptr::read_volatile(&raw const (*tracepoint).key.enabled.counter) };
-    enabled > 0
+    // and live as long as the module.
+    unsafe { compat::tracepoint_enabled(tracepoint) }
 }
 
 /// A kernel without tracepoints has no probes.

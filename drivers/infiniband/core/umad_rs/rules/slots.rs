@@ -18,7 +18,8 @@ pub(crate) struct Slots<A> {
     used: u32,
 }
 
-const _: () = assert!(MAX_AGENTS == 32 && MAX_AGENTS == u32::BITS);
+// The slots are 32: one for each bit of a `u32`.
+const _: () = assert!(MAX_AGENTS == 32);
 
 /// The slot of an id; ids past `usize` are past the slots too.
 fn slot(id: u32) -> usize {
