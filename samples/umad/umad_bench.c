@@ -16,9 +16,9 @@
  * round_trip:  round_trip, a GET and its GET_RESP, one at a time (us each,
  *              elapsed)
  * flood:       flood, unsolicited GETs written back to back and read by
- *              the server (MADs per second, first write to last MAD read);
- *              flood_write, the writing part of it; flood_lost, the MADs
- *              that never came (the devices drop some of such a burst)
+ *              the server, in batches that no receive queue below the
+ *              drivers overflows (MADs per second, first write to last
+ *              read); flood_write, the writing part of it
  * write_eio:   a write for an agent id nobody has: the syscall and the
  *              driver's checks up to the agent lookup
  * write_noah:  a write whose address handle the port refuses (RoCE without
@@ -38,9 +38,9 @@
  * rmpp:        rmpp_<n>, GETs answered by n-segment responses that the
  *              kernel's RMPP sends and reassembles (kB of data per second,
  *              first GET to last response read)
- * shared:      shared_32_agents, a flood spread over 32 agents of one file;
- *              shared_8_files, over 8 files of the port with one agent
- *              each (MADs per second, first write to last read)
+ * shared:      shared_32_agents, the flood spread over 32 agents of one
+ *              file; shared_8_files, over 8 files of the port with one
+ *              agent each
  */
 #include <dirent.h>
 #include <endian.h>
@@ -323,36 +323,6 @@ static int round_trip(struct bench *b)
 			return fail("round trip: GET_RESP", ret ?: ETIMEDOUT);
 	}
 	printf("round_trip %.1f us\n", (seconds() - start) * 1e6 / ROUND_TRIPS);
-	return 0;
-}
-
-/*
- * The flood's rate is that of the MADs that came, up to the last of them:
- * the wait for one that never comes is not part of it.
- */
-static int flood(struct bench *b)
-{
-	double start = seconds(), last;
-	int len, received = 0;
-
-	for (int i = 0; i < FLOOD; i++) {
-		int ret;
-
-		address(b, &b->to_server, METHOD_GET, ROUND_TRIPS + i);
-		ret = umad_send(b->client_fd, b->client, b->umad, MAD_SIZE, 0, 0);
-		if (ret)
-			return fail("flood: send", ret);
-	}
-	last = seconds();
-	printf("flood_write %.0f MADs/s\n", FLOOD / (last - start));
-	for (; received < FLOOD; received++) {
-		len = MAD_SIZE;
-		if (umad_recv(b->server_fd, b->umad, &len, 5000) != b->server)
-			break;
-		last = seconds();
-	}
-	printf("flood %.0f MADs/s\n", received / (last - start));
-	printf("flood_lost %d MADs\n", FLOOD - received);
 	return 0;
 }
 
@@ -660,18 +630,20 @@ static int drain(int fd, void *umad, int *count)
 }
 
 /*
- * SHARED_MADS unsolicited GETs of classes RANGE2_CLASS on, in turn, read
- * by a server with one GET agent of each: 32 agents on one file (files 1),
- * or one on each of files files. A batch at a time: written, marked (all
- * of it is there then), and read. The rate counts the MADs read: a device
- * may drop one, or deliver one twice.
+ * A flood: count unsolicited GETs, of classes RANGE2_CLASS on in turn, read
+ * by a server with one GET agent of each class: all on one file (files 1),
+ * or one on each of files files. A batch at a time: written back to back,
+ * marked (all of it is there then), and read, so that no burst overflows a
+ * receive queue below the drivers. Prints the rate of the MADs read as name
+ * (first write to last read), with write_name the rate of the writes alone,
+ * and name_lost if some never came.
  */
-static int shared_level(struct bench *b, int files, const char *name)
+static int flood_of(struct bench *b, int count, int classes, int files,
+		    const char *name, const char *write_name)
 {
 	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
-	int fds[RANGE2_CLASSES], classes = files > 1 ? files : RANGE2_CLASSES;
-	int ret, received = 0;
-	double start;
+	int fds[RANGE2_CLASSES], ret, received = 0;
+	double start, writing = 0, batch;
 	struct pair p;
 
 	ret = open_pair(b, RANGE2_CLASS, &p);
@@ -685,12 +657,14 @@ static int shared_level(struct bench *b, int files, const char *name)
 		return fail(name, ret);
 
 	start = seconds();
-	for (int sent = 0; sent < SHARED_MADS && !ret; sent += BATCH) {
-		for (int i = 0; i < BATCH && !ret; i++) {
+	for (int sent = 0; sent < count && !ret; sent += BATCH) {
+		batch = seconds();
+		for (int i = 0; i < BATCH && sent + i < count && !ret; i++) {
 			address_class(b->umad, &b->to_server, RANGE2_CLASS + i % classes,
 				      METHOD_GET, next_tid());
 			ret = umad_send(p.client_fd, p.client, b->umad, MAD_SIZE, 0, 0);
 		}
+		writing += seconds() - batch;
 		ret = ret ?: mark(&p, &b->to_server, b->umad);
 		for (int f = 0; f < files && !ret; f++)
 			ret = drain(fds[f], b->umad, &received);
@@ -698,16 +672,25 @@ static int shared_level(struct bench *b, int files, const char *name)
 	if (ret)
 		return fail(name, ret);
 	printf("%s %.0f MADs/s\n", name, received / (seconds() - start));
+	if (write_name)
+		printf("%s %.0f MADs/s\n", write_name, count / writing);
+	if (received < count)
+		printf("%s_lost %d MADs\n", name, count - received);
 	for (int c = 1; c < files; c++)
 		umad_close_port(fds[c]);
 	close_pair(&p);
 	return 0;
 }
 
+static int flood(struct bench *b)
+{
+	return flood_of(b, FLOOD, 1, 1, "flood", "flood_write");
+}
+
 static int shared(struct bench *b)
 {
-	return shared_level(b, 1, "shared_32_agents") ?:
-	       shared_level(b, 8, "shared_8_files");
+	return flood_of(b, SHARED_MADS, RANGE2_CLASSES, 1, "shared_32_agents", NULL) ?:
+	       flood_of(b, SHARED_MADS, 8, 8, "shared_8_files", NULL);
 }
 
 static const struct group {
