@@ -14,7 +14,7 @@
 
 use crate::{
     glue::{
-        compat::MutexGuard,
+        compat::{self, MutexGuard},
         fs::File,
         poll::{poll_bits, PollTable, WaitQueue},
         trace,
@@ -37,7 +37,9 @@ use core::{
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 use kernel::{
-    c_str, new_mutex, new_spinlock,
+    c_str,
+    list::{impl_list_arc_safe, ListArc, ListLinks},
+    new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
     uaccess::{UserSliceReader, UserSliceWriter},
@@ -52,6 +54,9 @@ const MAX_QUEUED: usize = 200_000;
 /// One open `umadN`.
 #[pin_data]
 pub(crate) struct UmadFile {
+    /// In the port's list of open files from open to close.
+    #[pin]
+    links: ListLinks,
     port: Arc<Port>,
     #[pin]
     state: Mutex<FileState>,
@@ -72,6 +77,12 @@ pub(crate) struct UmadFile {
     /// Whether the file uses the 64-byte header (set under `state`).
     new_layout: AtomicBool,
 }
+
+// A file's one `ListArc` is the port's list's (`open`, `PortState`).
+impl_list_arc_safe! {
+    impl ListArcSafe<0> for UmadFile { untracked; }
+}
+compat::impl_list_item!(UmadFile { links });
 
 /// The file's lock, held.
 type FileGuard<'a> = MutexGuard<'a, FileState>;
@@ -130,8 +141,9 @@ impl UmadFile {
     pub(crate) fn open(port: ArcBorrow<'_, Port>) -> Result<Arc<Self>> {
         let mut port_state = port.state.lock();
         port_state.check_open()?;
-        let file: Arc<Self> = Arc::pin_init(
-            pin_init!(Self {
+        let file = ListArc::pin_init(
+            try_pin_init!(Self {
+                links <- ListLinks::new(),
                 port: port.into(),
                 state <- new_mutex!(FileState {
                     agents: Slots::new(),
@@ -143,11 +155,12 @@ impl UmadFile {
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
                 new_layout: AtomicBool::new(false),
-            }),
+            }? Error),
             GFP_KERNEL,
         )?;
-        port_state.add_file(file.clone())?;
-        Ok(file)
+        let opened = file.clone_arc();
+        port_state.add_file(file);
+        Ok(opened)
     }
 
     /// The last close: the agents go, and everything queued with them.

@@ -26,9 +26,9 @@ use crate::{
 };
 use core::fmt;
 use kernel::{
+    list::{List, ListArc},
     new_mutex,
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
     sync::{Arc, ArcBorrow, Mutex},
     uaccess::{UserSliceReader, UserSliceWriter},
 };
@@ -82,8 +82,9 @@ pub(crate) struct Port {
 pub(crate) struct PortState {
     /// The IB device, until its `remove`.
     device: Option<DeviceHandle>,
-    /// The open files of `umadN`, by address: `kill` reaches their agents.
-    files: RBTree<usize, Arc<UmadFile>>,
+    /// The open files of `umadN`, linked through themselves as ib_umad's
+    /// `file_list`: `kill` reaches their agents.
+    files: List<UmadFile>,
 }
 
 impl PortState {
@@ -102,21 +103,14 @@ impl PortState {
         }
     }
 
-    pub(crate) fn add_file(&mut self, file: Arc<UmadFile>) -> Result {
-        let key = file_key(&file);
-        // Keys are unique: they are addresses of live files.
-        let _ = self.files.insert(RBTreeNode::new(key, file, GFP_KERNEL)?);
-        Ok(())
+    pub(crate) fn add_file(&mut self, file: ListArc<UmadFile>) {
+        self.files.push_back(file);
     }
 
     pub(crate) fn remove_file(&mut self, file: &UmadFile) {
-        self.files.remove(&file_key(file));
+        // SAFETY: a file is in no list but its own port's (`add_file`).
+        drop(unsafe { self.files.remove(file) });
     }
-}
-
-/// A file's key in [`PortState::files`]: its address.
-fn file_key(file: &UmadFile) -> usize {
-    core::ptr::from_ref(file) as usize
 }
 
 impl Port {
@@ -141,7 +135,7 @@ impl Port {
                     // SAFETY: `kill`, which `remove` calls for every port,
                     // revokes the handle.
                     device: Some(unsafe { device.handle() }),
-                    files: RBTree::new(),
+                    files: List::new(),
                 }),
             }),
             GFP_KERNEL,
@@ -197,7 +191,7 @@ impl Port {
         self.umad.remove();
         {
             let mut state = self.state.lock();
-            for file in state.files.values() {
+            for file in state.files.iter() {
                 file.kill(&state);
             }
             state.device = None;

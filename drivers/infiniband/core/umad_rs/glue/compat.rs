@@ -184,3 +184,24 @@ pub(crate) unsafe fn tracepoint_enabled(tracepoint: *const bindings::tracepoint)
         core::ptr::read_volatile(count) > 0
     }
 }
+
+/// `impl ListItem<0> for $item`, linked through its `ListLinks` field
+/// `$field` (with its `HasListLinks`): 7.x's `impl_list_item!` names the
+/// field itself, 6.12's takes it from a separate `impl_has_list_links!`.
+macro_rules! impl_list_item {
+    ($item:ident { $field:ident }) => {
+        #[cfg(umad_rs_list_item_field)]
+        kernel::list::impl_list_item! {
+            impl ListItem<0> for $item { using ListLinks { self.$field }; }
+        }
+        #[cfg(not(umad_rs_list_item_field))]
+        kernel::list::impl_has_list_links! {
+            impl HasListLinks<0> for $item { self.$field }
+        }
+        #[cfg(not(umad_rs_list_item_field))]
+        kernel::list::impl_list_item! {
+            impl ListItem<0> for $item { using ListLinks; }
+        }
+    };
+}
+pub(crate) use impl_list_item;

@@ -11,7 +11,7 @@
 //! `static_key` inline, patched where the kernel has jump labels; it would
 //! replace this file and the shim's calls.
 
-use super::{bindings, compat};
+use super::bindings;
 use crate::rules::{mad::MAD_HDR_SIZE, uapi::UserMadHdr};
 
 /// Which event.
@@ -44,7 +44,7 @@ fn is_enabled(event: Event) -> bool {
     };
     // SAFETY: the tracepoints are defined in the shim (`CREATE_TRACE_POINTS`)
     // and live as long as the module.
-    unsafe { compat::tracepoint_enabled(tracepoint) }
+    unsafe { super::compat::tracepoint_enabled(tracepoint) }
 }
 
 /// A kernel without tracepoints has no probes.
