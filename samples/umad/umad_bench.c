@@ -59,7 +59,7 @@
 #define ROUND_TRIPS 2000
 #define FLOOD 20000
 /* Writes measured at each level of outstanding requests. */
-#define OUTSTANDING_WRITES 256
+#define OUTSTANDING_WRITES 1024
 /* Long enough that no request of a level times out during it. */
 #define OUTSTANDING_TIMEOUT_MS 600000
 #define REGISTERS 2000
@@ -81,7 +81,7 @@
 #define QUEUED_MAX 100000
 #define OPENS 2000
 /* Responses of each size (10 and 100 segments), and their data. */
-#define RMPP_TRANSFERS 40
+#define RMPP_TRANSFERS 100
 #define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
 #define RMPP_MAX_SEGMENTS 100
 #define SHARED_MADS 8192
