@@ -88,8 +88,6 @@
 #define RMPP_MAX_SEGMENTS 100
 #define SHARED_MADS 8192
 
-static const uint8_t oui[3] = { 0x00, 0x14, 0x05 };
-
 static int fail(const char *what, int err)
 {
 	return sample_fail("umad_bench", what, err);
@@ -165,7 +163,7 @@ static void address_class(void *umad, const ib_mad_addr_t *to, int class,
 	mad[3] = method;
 	*(uint64_t *)(mad + 8) = htobe64(tid);
 	if (is_range2(class))
-		memcpy(mad + RANGE2_HDR - sizeof(oui), oui, sizeof(oui));
+		memcpy(mad + RANGE2_HDR - sizeof(sample_oui), sample_oui, sizeof(sample_oui));
 	umad_set_addr(umad, be16toh(to->lid), 1, 0, QP1_QKEY);
 	umad_set_grh(umad, to->grh_present ? (void *)to : NULL);
 }
@@ -189,7 +187,7 @@ static void address(struct bench *b, const ib_mad_addr_t *to, int method, uint64
 static int register_class(int fd, int class, long *methods, uint8_t rmpp_version)
 {
 	if (is_range2(class))
-		return umad_register_oui(fd, class, rmpp_version, (uint8_t *)oui, methods);
+		return umad_register_oui(fd, class, rmpp_version, sample_oui, methods);
 	return umad_register(fd, class, 1, rmpp_version, methods);
 }
 
@@ -218,7 +216,6 @@ static int open_agent(const char *dev, int class, long *methods, int *fd,
 
 static int open_pair(struct bench *b, int class, struct pair *p)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	int ret;
 
 	p->class = class;
@@ -452,7 +449,6 @@ static int queued(struct bench *b)
 
 static int register_unregister(struct bench *b)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	double start = cpu_seconds();
 
 	for (int i = 0; i < REGISTERS; i++) {
@@ -559,7 +555,6 @@ static int open_close(struct bench *b)
  */
 static int rmpp_level(struct bench *b, int segments)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	const int data = segments * RMPP_SEGMENT_DATA, size = RANGE2_HDR + data;
 	int client_fd, server_fd, client, server, ret = 0, len;
 	uint8_t *response = calloc(1, umad_size() + size), *mad;
@@ -633,25 +628,24 @@ static int drain(int fd, void *umad, int *count)
 
 /*
  * A flood: count unsolicited GETs, of classes RANGE2_CLASS on in turn, read
- * by a server with one GET agent of each class: all on one file (files 1),
- * or one on each of files files. A batch at a time: written back to back,
+ * by a server with one GET agent of each class: all on one file, or with
+ * file_each each on a file of its own. A batch at a time: written back to back,
  * marked (all of it is there then), and read, so that no burst overflows a
  * receive queue below the drivers. Prints the rate of the MADs read as name
  * (first write to last read), with write_name the rate of the writes alone,
  * and name_lost if some never came.
  */
-static int flood_of(struct bench *b, int count, int classes, int files,
+static int flood_of(struct bench *b, int count, int classes, bool file_each,
 		    const char *name, const char *write_name)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
-	int fds[RANGE2_CLASSES], ret, received = 0;
+	int fds[RANGE2_CLASSES], files = file_each ? classes : 1, ret, received = 0;
 	double start, writing = 0, batch;
 	struct pair p;
 
 	ret = open_pair(b, RANGE2_CLASS, &p);
 	fds[0] = p.server_fd;
 	for (int c = 1; c < classes && !ret; c++) {
-		fds[c] = files > 1 ? umad_open_port(b->argv[2], 1) : p.server_fd;
+		fds[c] = file_each ? umad_open_port(b->argv[2], 1) : p.server_fd;
 		ret = fds[c] < 0 ? fds[c] : register_class(fds[c], RANGE2_CLASS + c, get_only, 0);
 		ret = ret < 0 ? ret : 0;
 	}
@@ -686,13 +680,13 @@ static int flood_of(struct bench *b, int count, int classes, int files,
 
 static int flood(struct bench *b)
 {
-	return flood_of(b, FLOOD, 1, 1, "flood", "flood_write");
+	return flood_of(b, FLOOD, 1, false, "flood", "flood_write");
 }
 
 static int shared(struct bench *b)
 {
-	return flood_of(b, SHARED_MADS, RANGE2_CLASSES, 1, "shared_32_agents", NULL) ?:
-	       flood_of(b, SHARED_MADS, 8, 8, "shared_8_files", NULL);
+	return flood_of(b, SHARED_MADS, RANGE2_CLASSES, false, "shared_32_agents", NULL) ?:
+	       flood_of(b, SHARED_MADS, 8, true, "shared_8_files", NULL);
 }
 
 static const struct group {
@@ -726,7 +720,6 @@ static bool chosen(const char *list, const char *group)
 
 int main(int argc, char **argv)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	struct bench b = { .argv = argv };
 	int ret;
 

@@ -49,8 +49,6 @@ static int send_and_receive(int from, int agent, int to, int to_agent, void *uma
 /* The RMPP stage: a GET on RMPP_CLASS, answered with RMPP_SEGMENTS segments. */
 static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
 {
-	static uint8_t oui[3] = { 0x00, 0x14, 0x05 };
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	int client, server, len, size, ret;
 	const int data = RMPP_SEGMENTS * RMPP_DATA;
 	uint8_t *umad, *mad;
@@ -59,10 +57,10 @@ static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
 	umad = calloc(1, umad_size() + size);
 	if (!umad)
 		return fail("rmpp", ENOMEM);
-	server = umad_register_oui(to, RMPP_CLASS, 1, oui, get_only);
+	server = umad_register_oui(to, RMPP_CLASS, 1, sample_oui, get_only);
 	if (server < 0)
 		return fail("register RMPP server", server);
-	client = umad_register_oui(from, RMPP_CLASS, 1, oui, NULL);
+	client = umad_register_oui(from, RMPP_CLASS, 1, sample_oui, NULL);
 	if (client < 0)
 		return fail("register RMPP client", client);
 	mad = umad_get_mad(umad);
@@ -71,7 +69,7 @@ static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
 	mad[2] = 1;
 	mad[3] = METHOD_GET;
 	*(uint64_t *)(mad + 8) = htobe64(0x5678);
-	memcpy(mad + 37, oui, 3);
+	memcpy(mad + 37, sample_oui, sizeof(sample_oui));
 	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
 	umad_set_grh(umad, &grh);
 	if (send_and_receive(from, client, to, server, umad, 5000, 0, "RMPP GET") < 0)
@@ -113,7 +111,6 @@ static int rmpp_exchange(char **argv, int from, int to, ib_mad_addr_t grh)
 
 int main(int argc, char **argv)
 {
-	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
 	int from, to, client, server, len, ret;
 	ib_mad_addr_t grh = { 0 }, *addr;
 	uint8_t *umad, *mad;

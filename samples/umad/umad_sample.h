@@ -17,6 +17,12 @@
 #define QP1_QKEY 0x80010000
 #define MAD_SIZE 256
 
+/* The OUI that the samples' vendor classes of range 2 (0x30-0x4f) carry. */
+static uint8_t sample_oui[3] = { 0x00, 0x14, 0x05 };
+
+/* A method mask with GET alone, for the agents that serve GETs. */
+static long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
+
 /* Says what failed and why, as "<program>: <what>: <error>"; returns 1. */
 static inline int sample_fail(const char *program, const char *what, int err)
 {

@@ -72,8 +72,8 @@ impl SendTable {
         }
     }
 
-    /// `n` empty buckets, for a table or for `grow`. Without memory for
-    /// them the table does without: no warning.
+    /// `n` empty buckets, for `grow`. Without memory for them the table
+    /// does without: no warning.
     pub(crate) fn empty_buckets(n: usize) -> Result<KVec<PacketList>> {
         let mut buckets = KVec::with_capacity(n, GFP_KERNEL | __GFP_NOWARN)?;
         for _ in 0..n {
