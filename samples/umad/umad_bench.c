@@ -41,6 +41,13 @@
  * shared:      shared_32_agents, the flood spread over 32 agents of one
  *              file; shared_8_files, over 8 files of the port with one
  *              agent each
+ * steps:       not a figure, and not in the default run: each call the
+ *              costs above time (a register and unregister, a write that
+ *              fails EIO, a write, a read of what it sent, the node's
+ *              open(2) and close(2), a sysfs read), STEPS_ROUNDS times, on
+ *              descriptors STEPS_FD and up, which tell the rig's
+ *              instruction tracer (tools/rig/trace.sh) which system calls
+ *              to follow; a close of STEPS_FD ends them
  */
 #include <dirent.h>
 #include <endian.h>
@@ -87,6 +94,10 @@
 #define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
 #define RMPP_MAX_SEGMENTS 100
 #define SHARED_MADS 8192
+#define STEPS_FD 100
+#define STEPS_ROUNDS 3
+/* How long the steps wait for the tracer to attach. */
+#define STEPS_WAIT_S 3
 
 static int fail(const char *what, int err)
 {
@@ -689,6 +700,51 @@ static int shared(struct bench *b)
 	       flood_of(b, SHARED_MADS, 8, true, "shared_8_files", NULL);
 }
 
+/*
+ * The calls whose costs the figures time, one of each per round, each on a
+ * descriptor from STEPS_FD up (a dup of what it works on): the tracer
+ * follows the system calls whose first argument is one of them.
+ */
+static int steps(struct bench *b)
+{
+	enum { client = STEPS_FD, server, dir, ibdev, node };
+	char name[256], path[300], buf[64];
+	int fd, len, ret;
+
+	ret = umad_node(b->argv[1], name);
+	if (ret)
+		return fail("steps", ret);
+	snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/ibdev", name);
+	if (dup2(b->client_fd, client) < 0 || dup2(b->server_fd, server) < 0 ||
+	    (fd = open("/dev/infiniband", O_RDONLY | O_DIRECTORY)) < 0 ||
+	    dup2(fd, dir) < 0 || close(fd) || (fd = open(path, O_RDONLY)) < 0 ||
+	    dup2(fd, ibdev) < 0 || close(fd))
+		return fail("steps", errno);
+	sleep(STEPS_WAIT_S);
+	for (int i = 0; i < STEPS_ROUNDS; i++) {
+		ret = umad_register(client, REGISTER_CLASS, 1, 0, get_only);
+		if (ret < 0 || (ret = umad_unregister(client, ret)))
+			return fail("steps: register", ret);
+		address(b, &b->to_server, METHOD_GET, i);
+		if (umad_send(client, 31, b->umad, MAD_SIZE, 0, 0) != -EIO)
+			return fail("steps: write_eio", EPROTO);
+		len = MAD_SIZE;
+		ret = umad_send(client, b->client, b->umad, MAD_SIZE, 0, 0) ?:
+		      umad_recv(server, b->umad, &len, 5000);
+		if (ret != b->server)
+			return fail("steps: write", ret < 0 ? ret : EPROTO);
+		fd = openat(dir, name, O_RDWR);
+		if (fd < 0 || dup2(fd, node) < 0 || close(fd) || close(node))
+			return fail("steps: open", errno);
+		if (pread(ibdev, buf, sizeof(buf), 0) <= 0)
+			return fail("steps: sysfs", errno);
+	}
+	/* The tracer's end mark; the other descriptors close at exit, in no
+	 * system call of their own. */
+	close(client);
+	return 0;
+}
+
 static const struct group {
 	const char *name;
 	int (*run)(struct bench *b);
@@ -703,19 +759,26 @@ static const struct group {
 	{ "queued", queued },
 	{ "rmpp", rmpp },
 	{ "shared", shared },
+	{ "steps", steps },
 };
 
-/* Whether group is in the comma-separated list (NULL: every group). */
+/*
+ * Whether group is in the comma-separated list (NULL: every group but
+ * steps, which measures nothing itself).
+ */
 static bool chosen(const char *list, const char *group)
 {
 	size_t n = strlen(group);
+
+	if (!list)
+		return strcmp(group, "steps");
 
 	for (const char *at = list; at; at = strchr(at, ',')) {
 		at += *at == ',';
 		if (!strncmp(at, group, n) && (at[n] == ',' || !at[n]))
 			return true;
 	}
-	return !list;
+	return false;
 }
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
 #   vm.sh <flavour> demo             the README's main job
 #   vm.sh <flavour> bench            umad_bench against each driver
 #   vm.sh plain profile              the same under the host's perf
+#   vm.sh plain trace                umad_bench's steps, for trace.sh
 # Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh) and
 # debian (Debian's own 7.3 image and modules, debian-7.3.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
@@ -22,7 +23,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|debian> <suite|demo|bench|profile> [drivers]"
+usage="usage: vm.sh <plain|debug|race|debian> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -222,6 +223,7 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_PROFILE_DEVICE:-}" ] || cmdline+=" rig.profile_device=$RIG_PROFILE_DEVICE"
 [ -z "${RIG_BENCH_ROUNDS:-}" ] || cmdline+=" rig.bench_rounds=$RIG_BENCH_ROUNDS"
 [ -z "${RIG_BENCH_GROUPS:-}" ] || cmdline+=" rig.bench_groups=$RIG_BENCH_GROUPS"
+[ -z "${RIG_TRACE_DEVICE:-}" ] || cmdline+=" rig.trace_device=$RIG_TRACE_DEVICE"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
 # counting, for the benchmark) needs them on one. So does Debian's kernel:
 # it patches static branches at run time (JUMP_LABEL, which the rig's

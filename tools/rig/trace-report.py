@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Compares trace.py's counts of C's and Rust's calls (trace.sh): each
+call's instructions per driver, and where they differ, function by function
+(instructions in the function itself, and in it with its callees)."""
+import json
+import sys
+
+SHOWN = 12
+
+
+def costs(folded):
+    own, total = {}, {}
+    for stack, n in folded.items():
+        names = stack.split(";")
+        own[names[-1]] = own.get(names[-1], 0) + n
+        for name in set(names):
+            total[name] = total.get(name, 0) + n
+    return own, total
+
+
+def differences(c, rust):
+    rows = [(rust.get(k, 0) - c.get(k, 0), k) for k in set(c) | set(rust)]
+    rows.sort(key=lambda r: -abs(r[0]))
+    return [(k, c.get(k, 0), rust.get(k, 0)) for d, k in rows[:SHOWN] if d]
+
+
+calls = [json.loads(line) for line in open(sys.argv[1])]
+last = max(c["round"] for c in calls)
+# The last round: the first ones also count slabs refilled, caches warmed.
+by_name = {}
+for c in calls:
+    if c["round"] == last:
+        by_name.setdefault(c["call"], {})[c["phase"]] = c
+
+print("%-22s %8s %8s %9s" % ("call (last round)", "C", "Rust", "rust/C"))
+for name, p in by_name.items():
+    print("%-22s %8d %8d %9.2f" % (name, p[0]["instructions"], p[1]["instructions"],
+                                   p[1]["instructions"] / p[0]["instructions"]))
+for name, p in by_name.items():
+    c_own, c_total = costs(p[0]["folded"])
+    r_own, r_total = costs(p[1]["folded"])
+    print("\n%s: C %d, Rust %d" % (name, p[0]["instructions"], p[1]["instructions"]))
+    for title, c, r in (("in itself", c_own, r_own), ("with callees", c_total, r_total)):
+        print("  %-14s %7s %7s" % (title, "C", "Rust"))
+        for k, a, b in differences(c, r):
+            print("  %-14s %7d %7d  %s" % ("", a, b, k[:150]))

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Instruction-exact traces of umad_bench's steps, run by gdb (trace.sh).
+
+Attached to the guest through QEMU's gdb stub, this stops at every system
+call whose first argument is one of the steps' descriptors (STEPS_FD and
+the four after it), single-steps it to its return to user space, and
+counts each instruction against the function it is in, under the chain of
+callers it was reached through. Single steps run with interrupts and timers
+off (QEMU's default), so a count is the call's own, the same from round to
+round. A close of STEPS_FD ends a driver's phase; after TRACE_PHASES of
+them it detaches, and the guest goes on.
+
+Symbols: System.map for the kernel, and for modules the guest's
+/proc/kallsyms lines ("@@ksym") that the log has before each phase's
+"@@rig trace ready"; c++filt demangles Rust's.
+
+Writes one JSON line per call to TRACE_OUT: phase, the call's name, its
+instruction count and its folded stacks.
+"""
+import bisect
+import json
+import os
+import re
+import subprocess
+
+import gdb
+
+STEPS_FD = 100
+STEPS_FDS = range(STEPS_FD, STEPS_FD + 5)
+SYS_CLOSE = 3
+# umad_bench's steps, one round: (system call number, descriptor, name).
+ROUND = [
+    (16, 100, "register (ioctl)"),
+    (16, 100, "unregister (ioctl)"),
+    (1, 100, "write, EIO"),
+    (1, 100, "write"),
+    (0, 101, "read"),
+    (257, 102, "open (openat)"),
+    (3, 104, "close"),
+    (17, 103, "sysfs ibdev (pread)"),
+]
+USER_TOP = 1 << 63
+
+log_path = os.environ["TRACE_LOG"]
+phases = int(os.environ["TRACE_PHASES"])
+
+
+def demangle(names):
+    out = subprocess.run(["c++filt"], input="\n".join(names), text=True,
+                         capture_output=True, check=True).stdout.split("\n")
+    # Rust's crate disambiguators say nothing here.
+    return [re.sub(r"\[[0-9a-f]+\]", "", n) for n in out[:len(names)]]
+
+
+def text_symbols(lines):
+    syms = []
+    for line in lines:
+        f = line.split()
+        if len(f) >= 3 and f[1] in "tTwW":
+            module = f[3] if len(f) > 3 else ""
+            syms.append((int(f[0], 16), f[2], module))
+    return syms
+
+
+class Symbols:
+    """The kernel's text symbols and, phase by phase, the modules'."""
+
+    def __init__(self, system_map):
+        with open(system_map) as f:
+            self.kernel = text_symbols(f)
+        self.load_modules()
+
+    def load_modules(self):
+        with open(log_path, errors="replace") as f:
+            log = f.read().split("\n")
+        ready = max(i for i, line in enumerate(log)
+                    if line.startswith("@@rig trace ready"))
+        start = max((i for i in range(ready) if log[i] == "@@rig trace symbols"),
+                    default=0)
+        modules = text_symbols(line[len("@@ksym "):] for line in log[start:ready]
+                               if line.startswith("@@ksym "))
+        syms = sorted(self.kernel + modules)
+        self.addrs = [s[0] for s in syms]
+        names = demangle([s[1] for s in syms])
+        self.names = [n + (" " + s[2] if s[2] else "") for n, s in zip(names, syms)]
+
+    def find(self, pc):
+        """The index of the symbol pc is in, and whether pc is its start."""
+        i = bisect.bisect_right(self.addrs, pc) - 1
+        return i, self.addrs[i] == pc
+
+
+def register(name):
+    return int(gdb.parse_and_eval("$" + name)) & ((1 << 64) - 1)
+
+
+def trace_call(symbols):
+    """Single-steps the system call the stub stopped at; its folded stacks."""
+    folded = {}
+    stack = []
+    pc = register("pc")
+    while pc >= USER_TOP:
+        i, at_start = symbols.find(pc)
+        if not stack or stack[-1] != i:
+            if at_start or i not in stack:
+                stack.append(i)
+            else:
+                del stack[stack.index(i) + 1:]
+        key = tuple(stack)
+        folded[key] = folded.get(key, 0) + 1
+        gdb.execute("stepi", to_string=True)
+        pc = register("pc")
+    return {";".join(symbols.names[i] for i in k): n for k, n in folded.items()}
+
+
+def main():
+    symbols = Symbols(os.environ["TRACE_MAP"])
+    gdb.execute("set pagination off")
+    gdb.execute("target remote " + os.environ["TRACE_TARGET"])
+    entry = symbols.addrs[symbols.names.index("entry_SYSCALL_64")]
+    stop = gdb.Breakpoint("*%#x" % entry, internal=True)
+    stop.condition = "$rdi >= %d && $rdi < %d" % (STEPS_FDS.start, STEPS_FDS.stop)
+    out = open(os.environ["TRACE_OUT"], "w")
+    phase, seq = 0, 0
+    while phase < phases:
+        gdb.execute("continue", to_string=True)
+        nr, fd = register("rax"), register("rdi")
+        if nr == SYS_CLOSE and fd == STEPS_FD:
+            phase, seq = phase + 1, 0
+            continue
+        if seq == 0:
+            # The phase's modules, loaded before it began.
+            symbols.load_modules()
+        stop.enabled = False
+        folded = trace_call(symbols)
+        stop.enabled = True
+        want = ROUND[seq % len(ROUND)]
+        name = want[2] if want[:2] == (nr, fd) else "syscall %d on fd %d" % (nr, fd)
+        json.dump({"phase": phase, "round": seq // len(ROUND), "call": name,
+                   "instructions": sum(folded.values()), "folded": folded}, out)
+        out.write("\n")
+        out.flush()
+        seq += 1
+    gdb.execute("detach")
+
+
+main()
