@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compares trace.py's counts of C's and Rust's calls (trace.sh): each
 call's instructions per driver, and where they differ, function by function
-(instructions in the function itself, and in it with its callees)."""
+(instructions in the function itself, and in it with its callees).
+  trace-report.py <trace.jsonl> [call]
+With a call's name, its stacks instead, per driver, from the system call's
+handler (__x64_sys_*) down."""
 import json
 import sys
 
@@ -25,6 +28,16 @@ def differences(c, rust):
     return [(k, c.get(k, 0), rust.get(k, 0)) for d, k in rows[:SHOWN] if d]
 
 
+def print_stacks(name, phases):
+    for phase, call in sorted(phases.items()):
+        print("%s, phase %d: %d instructions" % (name, phase, call["instructions"]))
+        for stack, n in sorted(call["folded"].items()):
+            names = stack.split(";")
+            below = [i for i, f in enumerate(names) if f.startswith("__x64_sys_")]
+            if below:
+                print("%6d %s" % (n, " ; ".join(names[below[0] + 1:])))
+
+
 calls = [json.loads(line) for line in open(sys.argv[1])]
 last = max(c["round"] for c in calls)
 # The last round: the first ones also count slabs refilled, caches warmed.
@@ -33,6 +46,9 @@ for c in calls:
     if c["round"] == last:
         by_name.setdefault(c["call"], {})[c["phase"]] = c
 
+if len(sys.argv) > 2:
+    print_stacks(sys.argv[2], by_name[sys.argv[2]])
+    sys.exit(0)
 print("%-22s %8s %8s %9s" % ("call (last round)", "C", "Rust", "rust/C"))
 for name, p in by_name.items():
     print("%-22s %8d %8d %9.2f" % (name, p[0]["instructions"], p[1]["instructions"],

@@ -54,9 +54,7 @@ struct IbDev;
 
 impl ShowDevice<Port> for IbDev {
     fn show(port: &Port, out: &mut Page<'_>) -> Result {
-        let name = port.ib_device_name().ok_or(ENODEV)?;
-        out.line(name.as_cstr());
-        Ok(())
+        port.show_ib_device_name(out)
     }
 }
 

@@ -18,6 +18,7 @@ use crate::{
         fs::File,
         poll::{poll_bits, PollTable, WaitQueue},
         trace,
+        uaccess::{UserReader, UserWriter},
     },
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
@@ -42,7 +43,6 @@ use kernel::{
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
-    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 mod ioctl;
@@ -207,7 +207,7 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header.
-    pub(crate) fn read(&self, file: &File, out: UserSliceWriter) -> Result<usize> {
+    pub(crate) fn read(&self, file: &File, out: UserWriter) -> Result<usize> {
         let layout = self.layout();
         let count = out.len();
         if count < layout.size() {
@@ -270,7 +270,7 @@ impl UmadFile {
     }
 
     /// `write(2)`: one MAD to send, after its umad header.
-    pub(crate) fn write(&self, input: UserSliceReader) -> Result<usize> {
+    pub(crate) fn write(&self, input: UserReader) -> Result<usize> {
         let layout = self.layout();
         let hdr_size = layout.size();
         let count = input.len();
@@ -284,7 +284,7 @@ impl UmadFile {
         if hdr.id >= MAX_AGENTS {
             return Err(EINVAL);
         }
-        let user_mad = input.clone_reader();
+        let user_mad = input.clone();
         let mut start = MadStart([0; RMPP_HDR_END]);
         input.read_slice(&mut start.0)?;
 
@@ -318,8 +318,8 @@ impl UmadFile {
         if let Some(common) = send.mad().first_chunk_mut() {
             *common = mad.0;
         }
-        let from = |offset: usize| -> Result<UserSliceReader> {
-            let mut reader = user_mad.clone_reader();
+        let from = |offset: usize| -> Result<UserReader> {
+            let mut reader = user_mad.clone();
             reader.skip(offset)?;
             Ok(reader)
         };

@@ -16,6 +16,7 @@
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
+//! - `uaccess`: user memory, accessed as C accesses it.
 //! - `trace`: the C tracepoints, fired through the shim.
 //!
 //! `shim.c` holds out-of-line copies of the static inline helpers the glue
@@ -34,3 +35,4 @@ pub(crate) mod slab;
 pub(crate) mod sysfs;
 pub(crate) mod task;
 pub(crate) mod trace;
+pub(crate) mod uaccess;

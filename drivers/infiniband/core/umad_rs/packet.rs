@@ -12,6 +12,7 @@ use crate::{
         list::{impl_linked, BoxList, Links},
         slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
         trace::Event,
+        uaccess::UserWriter,
     },
     infiniband::mad::ReceivedMad,
     rules::{
@@ -20,7 +21,7 @@ use crate::{
     },
 };
 use core::mem::{offset_of, size_of};
-use kernel::{c_str, prelude::*, uaccess::UserSliceWriter};
+use kernel::{c_str, prelude::*};
 
 /// Where packets come from. `read` copies a packet's header straight to
 /// user memory; nothing else of it.
@@ -97,7 +98,7 @@ impl Packet {
     /// traces). On an error the packet is still whole, to be read again.
     pub(crate) fn copy_out(
         &self,
-        mut out: UserSliceWriter,
+        mut out: UserWriter,
         count: usize,
         layout: HdrLayout,
         trace: impl FnOnce(Event, &UserMadHdr, &[u8]),

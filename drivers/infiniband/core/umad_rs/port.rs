@@ -18,8 +18,10 @@ use crate::{
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
+        sysfs::Page,
         task::with_current_comm,
         trace,
+        uaccess::{UserReader, UserWriter},
     },
     infiniband::{self, DeviceHandle},
     rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
@@ -30,7 +32,6 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex},
-    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
@@ -257,9 +258,12 @@ impl Port {
         self.smi.then_some(&self.issm)
     }
 
-    /// The IB device's current name (sysfs `ibdev`); `None` once removed.
-    pub(crate) fn ib_device_name(&self) -> Option<infiniband::DeviceName> {
-        self.state.lock().device.as_ref().map(DeviceHandle::name)
+    /// Shows the IB device's current name as `out`'s line (sysfs
+    /// `ibdev`); `ENODEV` once the device is removed.
+    pub(crate) fn show_ib_device_name(&self, out: &mut Page<'_>) -> Result {
+        let state = self.state.lock();
+        state.device.as_ref().ok_or(ENODEV)?.show_name(out);
+        Ok(())
     }
 }
 
@@ -279,11 +283,11 @@ impl FileOps for UmadFileOps {
         file.close();
     }
 
-    fn read(file: FileData<'_, Self>, f: &File, out: UserSliceWriter) -> Result<usize> {
+    fn read(file: FileData<'_, Self>, f: &File, out: UserWriter) -> Result<usize> {
         file.read(f, out)
     }
 
-    fn write(file: FileData<'_, Self>, _: &File, input: UserSliceReader) -> Result<usize> {
+    fn write(file: FileData<'_, Self>, _: &File, input: UserReader) -> Result<usize> {
         file.write(input)
     }
 

@@ -32,10 +32,11 @@ const FIRST_BUCKETS: usize = 64;
 const MAX_BUCKETS: usize = 4096;
 
 pub(crate) struct SendTable {
-    /// The one bucket while `buckets` is empty; empty after.
+    /// The one bucket while there are no `buckets`; empty after.
     first: PacketList,
-    /// None, or a power of two of them.
-    buckets: KVec<PacketList>,
+    /// A power of two of them, once the table grew. Not an empty `KVec`
+    /// before: dropping one calls `krealloc` to free nothing.
+    buckets: Option<KVec<PacketList>>,
     /// Packets in the table.
     count: usize,
     /// After a failed grow, the count below which the table does not try
@@ -66,7 +67,7 @@ impl SendTable {
     pub(crate) const fn new() -> Self {
         Self {
             first: PacketList::new(),
-            buckets: KVec::new(),
+            buckets: None,
             count: 0,
             no_grow_below: 0,
         }
@@ -88,21 +89,28 @@ impl SendTable {
     }
 
     fn bucket(&mut self, packet: &Packet) -> &mut PacketList {
-        if self.buckets.is_empty() {
-            return &mut self.first;
+        match &mut self.buckets {
+            None => &mut self.first,
+            Some(buckets) => {
+                let b = Self::bucket_of(packet, buckets);
+                &mut buckets[b]
+            }
         }
-        let b = Self::bucket_of(packet, &self.buckets);
-        &mut self.buckets[b]
+    }
+
+    /// The buckets the table has: its own one, or the allocated ones.
+    fn bucket_count(&self) -> usize {
+        self.buckets.as_ref().map_or(1, KVec::len)
     }
 
     /// How many buckets the table should have, when more than it has:
     /// more once it holds more than two sends a bucket ([`FIRST_BUCKETS`]
     /// after its own one, then twice as many), up to [`MAX_BUCKETS`].
     pub(crate) fn wanted_buckets(&self) -> Option<usize> {
-        let have = self.buckets.len().max(1);
+        let have = self.bucket_count();
         let grow = self.count > 2 * have && have < MAX_BUCKETS && self.count >= self.no_grow_below;
         grow.then(|| {
-            if self.buckets.is_empty() {
+            if self.buckets.is_none() {
                 FIRST_BUCKETS
             } else {
                 2 * have
@@ -119,16 +127,17 @@ impl SendTable {
     /// Spreads the sends over `buckets` (from `empty_buckets`), if they
     /// are more than the table has: another writer may have grown it.
     pub(crate) fn grow(&mut self, mut buckets: KVec<PacketList>) {
-        if buckets.len() <= self.buckets.len() || !buckets.len().is_power_of_two() {
+        if buckets.len() <= self.bucket_count() || !buckets.len().is_power_of_two() {
             return;
         }
-        for old in Iterator::chain(core::iter::once(&mut self.first), self.buckets.iter_mut()) {
+        let allocated = self.buckets.iter_mut().flat_map(|b| b.iter_mut());
+        for old in Iterator::chain(core::iter::once(&mut self.first), allocated) {
             while let Some(packet) = old.pop_front() {
                 let b = Self::bucket_of(&packet, &buckets);
                 buckets[b].push_back(packet);
             }
         }
-        self.buckets = buckets;
+        self.buckets = Some(buckets);
     }
 
     /// Adds a sent packet. With `check`, refuses it (giving it back) when

@@ -7,7 +7,7 @@
 use super::{Retired, UmadFile};
 use crate::port::notice;
 use crate::{
-    glue::{compat, nospec::array_index_nospec},
+    glue::{nospec::array_index_nospec, uaccess::{self, UserReader}},
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::MAX_AGENTS,
@@ -37,9 +37,7 @@ impl AgentRequest {
         Ok(match which {
             Register::V1 { compat } => {
                 let mut raw = [0; size_of::<RegReq>()];
-                compat::user_slice(arg, raw.len())
-                    .reader()
-                    .read_slice(&mut raw)?;
+                UserReader::new(arg, raw.len()).read_slice(&mut raw)?;
                 let req = RegReq::from_bytes(&raw);
                 Self {
                     qpn: req.qpn.into(),
@@ -58,9 +56,7 @@ impl AgentRequest {
             }
             Register::V2 => {
                 let mut raw = [0; size_of::<RegReq2>()];
-                compat::user_slice(arg, raw.len())
-                    .reader()
-                    .read_slice(&mut raw)?;
+                UserReader::new(arg, raw.len()).read_slice(&mut raw)?;
                 let req = RegReq2::from_bytes(&raw);
                 Self {
                     qpn: req.qpn,
@@ -148,10 +144,7 @@ impl UmadFile {
                 uapi::REG_FLAGS_CAP
             );
             // Tell the caller what is supported.
-            let at = arg + offset_of!(RegReq2, flags);
-            compat::user_slice(at, 4)
-                .writer()
-                .write_slice(&uapi::REG_FLAGS_CAP.to_ne_bytes())?;
+            uaccess::put_u32(arg.wrapping_add(offset_of!(RegReq2, flags)), uapi::REG_FLAGS_CAP)?;
             return Err(EINVAL);
         }
         let Some(id) = state.agents.free_id() else {
@@ -193,10 +186,7 @@ impl UmadFile {
                 self.into(),
             )
         }?;
-        if let Err(e) = compat::user_slice(arg, 4)
-            .writer()
-            .write_slice(&id.to_ne_bytes())
-        {
+        if let Err(e) = uaccess::put_u32(arg, id) {
             Retired::new(agent, state).unregister(&port_state);
             return Err(e);
         }
@@ -214,9 +204,7 @@ impl UmadFile {
 
     /// UNREGISTER_AGENT.
     fn unregister(&self, arg: usize) -> Result {
-        let mut raw = [0; 4];
-        compat::user_slice(arg, 4).reader().read_slice(&mut raw)?;
-        let id = u32::from_ne_bytes(raw);
+        let id = uaccess::get_u32(arg)?;
         if id >= MAX_AGENTS {
             return Err(EINVAL);
         }

@@ -18,7 +18,6 @@ use kernel::{
         lock::{mutex::MutexBackend, Guard},
         LockClassKey,
     },
-    uaccess::UserSlice,
 };
 
 /// A held `Mutex<T>`'s guard (7.x names it `kernel::sync::MutexGuard`).
@@ -81,14 +80,6 @@ pub(crate) use this_module;
 pub(crate) type StaticLockClass = core::pin::Pin<&'static LockClassKey>;
 #[cfg(not(umad_rs_pinned_lock_class))]
 pub(crate) type StaticLockClass = &'static LockClassKey;
-
-/// The user memory at `addr`, `len` bytes long (`UserSlice::new` takes a
-/// `UserPtr` where the kernel has that type, an address before).
-pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
-    #[cfg(umad_rs_user_ptr_struct)]
-    let addr = kernel::uaccess::UserPtr::from_addr(addr);
-    UserSlice::new(addr, len)
-}
 
 /// The C string of a `CStr`, in a `const fn`: where `CStr` is core's, its
 /// `as_char_ptr` comes from a trait and is not `const`.

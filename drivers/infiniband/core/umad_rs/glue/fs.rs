@@ -11,14 +11,18 @@
 //! module builds against); both would replace this file once a `cdev`
 //! abstraction takes any `struct device`.
 
-use super::{bindings, chrdev::Node, compat, poll::PollTable};
+use super::{
+    bindings,
+    chrdev::Node,
+    poll::PollTable,
+    uaccess::{UserReader, UserWriter},
+};
 use core::marker::PhantomData;
 use kernel::{
     ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
-    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// An open file, borrowed for the duration of a file operation.
@@ -66,12 +70,12 @@ pub(crate) trait FileOps: Sized + 'static {
     fn release(data: Self::Ptr, file: &File);
 
     /// `read(2)` into `buf`; returns how many bytes it wrote there.
-    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
+    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserWriter) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// `write(2)` from `buf`; returns how many bytes it took.
-    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
+    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserReader) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -219,7 +223,7 @@ unsafe extern "C" fn read_callback<T: FileOps>(
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
     // The user pointer is checked by each copy, not trusted here.
-    let buf = compat::user_slice(buf as usize, count).writer();
+    let buf = UserWriter::new(buf as usize, count);
     ssize(T::read(data, file, buf))
 }
 
@@ -236,7 +240,7 @@ unsafe extern "C" fn write_callback<T: FileOps>(
 ) -> isize {
     // SAFETY: the VFS calls this for an open file of ours.
     let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = compat::user_slice(buf as usize, count).reader();
+    let buf = UserReader::new(buf as usize, count);
     ssize(T::write(data, file, buf))
 }
 

@@ -5,6 +5,7 @@
 #include <linux/poll.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
+#include <linux/uaccess.h>
 #include "shim.h"
 
 #define CREATE_TRACE_POINTS
@@ -50,9 +51,11 @@ void ib_umad_rs_dev_set_drvdata(struct device *dev, void *data)
 	dev_set_drvdata(dev, data);
 }
 
-void ib_umad_rs_copy_name(const struct ib_device *device, char *buf, size_t len)
+static_assert(sizeof_field(struct ib_device, name) == IB_DEVICE_NAME_MAX);
+
+const char *ib_umad_rs_name_array(const struct ib_device *device)
 {
-	strscpy(buf, device->name, len);
+	return device->name;
 }
 
 const char *ib_umad_rs_device_name(const struct device *dev)
@@ -167,4 +170,24 @@ unsigned long ib_umad_rs_jiffies(void)
 unsigned long ib_umad_rs_ratelimit_interval(void)
 {
 	return DEFAULT_RATELIMIT_INTERVAL;
+}
+
+unsigned long ib_umad_rs_copy_from_user(void *to, const void __user *from, unsigned long n)
+{
+	return copy_from_user(to, from, n);
+}
+
+unsigned long ib_umad_rs_copy_to_user(void __user *to, const void *from, unsigned long n)
+{
+	return copy_to_user(to, from, n);
+}
+
+int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr)
+{
+	return get_user(*value, addr);
+}
+
+int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr)
+{
+	return put_user(value, addr);
 }

@@ -24,8 +24,8 @@ struct device *ib_umad_rs_dev_parent(const struct ib_device *device);
 bool ib_umad_rs_access_netns(const struct ib_device *device);
 void *ib_umad_rs_dev_get_drvdata(const struct device *dev);
 void ib_umad_rs_dev_set_drvdata(struct device *dev, void *data);
-void ib_umad_rs_copy_name(const struct ib_device *device, char *buf, size_t len);
 const char *ib_umad_rs_device_name(const struct device *dev);
+const char *ib_umad_rs_name_array(const struct ib_device *device);
 void ib_umad_rs_sema_init(struct semaphore *sem, int val);
 struct cdev *ib_umad_rs_inode_cdev(const struct inode *inode);
 void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *client);
@@ -50,6 +50,11 @@ void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_use
 				const struct ib_mad_hdr *mad);
 void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
 				const struct ib_mad_hdr *mad);
+
+unsigned long ib_umad_rs_copy_from_user(void *to, const void __user *from, unsigned long n);
+unsigned long ib_umad_rs_copy_to_user(void __user *to, const void *from, unsigned long n);
+int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr);
+int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr);
 
 unsigned long ib_umad_rs_jiffies(void);
 unsigned long ib_umad_rs_ratelimit_interval(void);

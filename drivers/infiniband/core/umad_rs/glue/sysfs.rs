@@ -39,30 +39,35 @@ pub(crate) struct Page<'a> {
 }
 
 impl Page<'_> {
-    /// Appends `text` and a newline (`sysfs_emit_at`), as much as fits:
-    /// a one-value attribute's line.
-    pub(crate) fn line(&mut self, text: &CStr) {
+    /// Appends the C string at `text` and a newline (`sysfs_emit_at`'s
+    /// `%s`), as much as fits: a one-value attribute's line. The string may
+    /// change meanwhile, as long as it stays terminated: it is read where
+    /// it is (a copy would tear just the same).
+    ///
+    /// # Safety
+    ///
+    /// `text` points to a NUL-terminated string that stays readable, and
+    /// terminated, during the call.
+    pub(crate) unsafe fn line_c_str(&mut self, text: *const c_char) {
         // SAFETY: `buf` is the page and `len` within it, by the type
-        // invariants; `%s` takes the NUL-terminated string `text` is.
+        // invariants; `%s` reads `text` up to its NUL, which is there (the
+        // caller's promise).
         let added = unsafe {
-            bindings::sysfs_emit_at(
-                self.buf,
-                self.len,
-                c_str!("%s\n").as_char_ptr(),
-                text.as_char_ptr(),
-            )
+            bindings::sysfs_emit_at(self.buf, self.len, c_str!("%s\n").as_char_ptr(), text)
         };
         // INVARIANT: `sysfs_emit_at` wrote `added` more bytes, within the page.
         self.len += added;
     }
 
-    /// Appends `value` in decimal and a newline, as [`Page::line`] does.
+    /// Appends `value` in decimal and a newline, as [`Page::line_c_str`]
+    /// does.
     pub(crate) fn line_u32(&mut self, value: u32) {
-        // SAFETY: as in `line`; `%u` takes the `unsigned int` `value` is.
+        // SAFETY: as in `line_c_str`; `%u` takes the `unsigned int`
+        // `value` is.
         let added = unsafe {
             bindings::sysfs_emit_at(self.buf, self.len, c_str!("%u\n").as_char_ptr(), value)
         };
-        // INVARIANT: as in `line`.
+        // INVARIANT: as in `line_c_str`.
         self.len += added;
     }
 }

@@ -6,9 +6,9 @@
 //! Upstream counterpart: none yet; a future `rust/kernel/infiniband/device.rs`
 //! would replace this file.
 
-use crate::glue::{bindings, chrdev::DeviceRef};
+use crate::glue::{bindings, chrdev::DeviceRef, sysfs::Page};
 use core::{ops::RangeInclusive, ptr::NonNull};
-use kernel::{error::to_result, prelude::*, str::CStr, types::Opaque};
+use kernel::{error::to_result, prelude::*, types::Opaque};
 
 /// An IB device, borrowed for the duration of a client's `add` callback.
 ///
@@ -113,13 +113,17 @@ impl DeviceHandle {
         self.0.as_ptr()
     }
 
-    /// The device's current name, copied: a rename may run concurrently.
-    pub(crate) fn name(&self) -> DeviceName {
-        let mut name = DeviceName([0; bindings::IB_DEVICE_NAME_MAX as usize]);
-        // SAFETY: the device is valid by the type invariants; the shim
-        // copies at most `len` bytes, NUL-terminated.
-        unsafe { bindings::ib_umad_rs_copy_name(self.as_raw(), name.0.as_mut_ptr(), name.0.len()) };
-        name
+    /// Shows the device's current name as `out`'s line, read where it is
+    /// (a rename may run meanwhile, as for ib_umad's `dev_name`).
+    pub(crate) fn show_name(&self, out: &mut Page<'_>) {
+        // SAFETY: the device is valid by the type invariants.
+        let name = unsafe { bindings::ib_umad_rs_name_array(self.as_raw()) };
+        // SAFETY: `name` is the device's `IB_DEVICE_NAME_MAX`-byte array
+        // (the shim asserts its size), readable while the device is. Its
+        // last byte is always NUL: the core fills it only by `strscpy` to
+        // the array's size (`assign_name`, `ib_device_rename`), which writes
+        // no character there; the core itself prints it with `%s`.
+        unsafe { out.line_c_str(name) };
     }
 
     /// Whether the calling task's network namespace may use the device
@@ -150,12 +154,3 @@ impl DeviceHandle {
     }
 }
 
-/// An IB device name, NUL-terminated.
-pub(crate) struct DeviceName([u8; bindings::IB_DEVICE_NAME_MAX as usize]);
-
-impl DeviceName {
-    pub(crate) fn as_cstr(&self) -> &CStr {
-        // SAFETY: the shim always NUL-terminates within the array.
-        unsafe { CStr::from_char_ptr(self.0.as_ptr()) }
-    }
-}

@@ -261,6 +261,7 @@ impl RecvLayout {
 
     /// The lengths to copy from the second segment on, in order, each from
     /// `offset` in its segment.
+    #[inline]
     pub(crate) fn more_segments(&self) -> impl Iterator<Item = usize> {
         let per = self.per_segment.max(1);
         let rest = self.mad_len - self.first;

@@ -5,39 +5,45 @@
 //!
 //! Plain `core` Rust, unit-tested on the host.
 
+use core::mem::MaybeUninit;
+
 /// `IB_UMAD_MAX_AGENTS`: agents one file can have; ids are below it.
 pub(crate) const MAX_AGENTS: u32 = 32;
 
 /// Up to [`MAX_AGENTS`] values, each under the id it was put at.
 ///
+/// The slots are not `Option`s: `used` says which hold a value, so that
+/// finding, putting, taking and dropping them looks at no slot that
+/// holds none (a file's close dropped 32 `Option`s one by one).
+///
 /// # Invariants
 ///
-/// Bit `i` of `used` is set exactly when `slots[i]` holds a value.
+/// Bit `i` of `used` is set exactly when `slots[i]` is initialised.
 pub(crate) struct Slots<A> {
-    slots: [Option<A>; 32],
+    slots: [MaybeUninit<A>; 32],
     used: u32,
 }
 
 // The slots are 32: one for each bit of a `u32`.
 const _: () = assert!(MAX_AGENTS == 32);
 
-/// The slot of an id; ids past `usize` are past the slots too.
-fn slot(id: u32) -> usize {
-    usize::try_from(id).unwrap_or(usize::MAX)
-}
-
-/// The bit of `used` that says whether `id`'s slot holds a value; none
-/// for an id past the slots.
-fn bit(id: u32) -> u32 {
-    1u32.checked_shl(id).unwrap_or(0)
+/// The slot of an id, if the id is below [`MAX_AGENTS`].
+fn slot(id: u32) -> Option<usize> {
+    (id < MAX_AGENTS).then(|| usize::try_from(id).unwrap_or(usize::MAX))
 }
 
 impl<A> Slots<A> {
     pub(crate) const fn new() -> Self {
+        // INVARIANT: no bit of `used` is set.
         Self {
-            slots: [const { None }; 32],
+            slots: [const { MaybeUninit::uninit() }; 32],
             used: 0,
         }
+    }
+
+    /// Whether `id`'s slot holds a value.
+    fn holds(&self, id: u32) -> bool {
+        id < MAX_AGENTS && self.used & (1 << id) != 0
     }
 
     /// The lowest free id, if any.
@@ -46,22 +52,33 @@ impl<A> Slots<A> {
         (id < MAX_AGENTS).then_some(id)
     }
 
-    /// Puts `value` at `id`, which `free_id` gave.
+    /// Puts `value` at `id`, which `free_id` gave. Were `id` taken, its
+    /// value would be dropped; were it past the slots, `value` would.
     pub(crate) fn put(&mut self, id: u32, value: A) {
-        debug_assert!(self.used & bit(id) == 0);
-        self.slots[slot(id)] = Some(value);
-        self.used |= bit(id);
+        debug_assert!(!self.holds(id));
+        drop(self.take(id));
+        if let Some(slot) = slot(id) {
+            self.slots[slot].write(value);
+            // INVARIANT: the slot was just initialised.
+            self.used |= 1 << id;
+        }
     }
 
     /// The value at `id`; `None` for an empty or out-of-range id.
     pub(crate) fn get(&self, id: u32) -> Option<&A> {
-        self.slots.get(slot(id))?.as_ref()
+        let slot = slot(id).filter(|_| self.holds(id))?;
+        // SAFETY: the slot holds a value: its bit is set (invariant).
+        Some(unsafe { self.slots[slot].assume_init_ref() })
     }
 
     /// Takes the value at `id` out; `None` for an empty or out-of-range id.
     pub(crate) fn take(&mut self, id: u32) -> Option<A> {
-        self.used &= !bit(id);
-        self.slots.get_mut(slot(id))?.take()
+        let slot = slot(id).filter(|_| self.holds(id))?;
+        // INVARIANT: the value leaves the slot below.
+        self.used &= !(1 << id);
+        // SAFETY: the slot held a value (its bit was set), which is read
+        // out once: the bit is clear now.
+        Some(unsafe { self.slots[slot].assume_init_read() })
     }
 
     /// Takes the value of the lowest id out, if there is one.
@@ -76,11 +93,17 @@ impl<A> Slots<A> {
         while left != 0 {
             let id = left.trailing_zeros();
             left &= left - 1;
-            if self.slots[slot(id)].as_ref().is_some_and(&mut matches) {
+            if self.get(id).is_some_and(&mut matches) {
                 return Some(id);
             }
         }
         None
+    }
+}
+
+impl<A> Drop for Slots<A> {
+    fn drop(&mut self) {
+        while self.take_first().is_some() {}
     }
 }
 
@@ -108,6 +131,28 @@ mod tests {
         assert_eq!(s.take_first(), Some(10));
         assert_eq!(s.get(0), None);
         assert_eq!(s.free_id(), Some(0));
+    }
+
+    /// Counts its drops in the cell it borrows.
+    struct Counted<'a>(&'a core::cell::Cell<u32>);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn only_the_values_held_are_dropped_once() {
+        let drops = core::cell::Cell::new(0);
+        let mut s = Slots::new();
+        for id in [0, 7, 31] {
+            s.put(id, Counted(&drops));
+        }
+        drop(s.take(7));
+        assert_eq!(drops.get(), 1);
+        drop(s);
+        assert_eq!(drops.get(), 3);
     }
 
     #[test]

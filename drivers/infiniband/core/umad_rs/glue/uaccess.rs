@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! User memory: a buffer read from its start ([`UserReader`]) or written
+//! from its start ([`UserWriter`]), and single `u32`s ([`get_u32`],
+//! [`put_u32`]), each access one call of the kernel's own `copy_from_user`,
+//! `copy_to_user`, `get_user` or `put_user` (through the shim), as ib_umad
+//! makes them.
+//!
+//! Upstream counterpart: `rust/kernel/uaccess.rs` (`UserSlice`), which
+//! would replace this file once its accessors inline into modules: each of
+//! its reads and writes is an out-of-line call of the `kernel` crate around
+//! the C helper, and a `u32` goes through a whole copy (measured by
+//! `tools/rig/trace.sh`: 30-60 instructions an access, on every read,
+//! write and ioctl).
+
+use super::bindings;
+use core::mem::MaybeUninit;
+use kernel::{
+    ffi::{c_ulong, c_void},
+    prelude::*,
+};
+
+/// The user memory `read(2)` or an ioctl reads from, read from its start.
+#[derive(Clone)]
+pub(crate) struct UserReader {
+    addr: usize,
+    len: usize,
+}
+
+impl UserReader {
+    /// `len` bytes of user memory at `addr`; nothing is checked until an
+    /// access, which fails with `EFAULT` where the memory is not the
+    /// caller's.
+    pub(crate) fn new(addr: usize, len: usize) -> Self {
+        Self { addr, len }
+    }
+
+    /// The bytes left to read.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Skips `n` bytes; `EFAULT` past the end.
+    pub(crate) fn skip(&mut self, n: usize) -> Result {
+        self.len = self.len.checked_sub(n).ok_or(EFAULT)?;
+        self.addr = self.addr.wrapping_add(n);
+        Ok(())
+    }
+
+    /// Copies the next `len` bytes to `to`; `EFAULT` past the end or where
+    /// the memory is not the caller's.
+    ///
+    /// # Safety
+    ///
+    /// `to` is valid for writes of `len` bytes.
+    unsafe fn read_to(&mut self, to: *mut c_void, len: usize) -> Result {
+        if len > self.len {
+            return Err(EFAULT);
+        }
+        let n = c_ulong::try_from(len).map_err(|_| EFAULT)?;
+        // SAFETY: `to` is writable for `len` bytes (the caller's promise);
+        // `copy_from_user` checks the user range itself, and fails on a bad
+        // one.
+        let left = unsafe { bindings::ib_umad_rs_copy_from_user(to, self.addr as *const c_void, n) };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        self.skip(len)
+    }
+
+    /// Fills `out` from the next bytes, as [`UserReader::read_slice`].
+    pub(crate) fn read_raw(&mut self, out: &mut [MaybeUninit<u8>]) -> Result {
+        // SAFETY: `out` is writable for its length.
+        unsafe { self.read_to(out.as_mut_ptr().cast(), out.len()) }
+    }
+
+    /// Fills `out` from the next bytes; `EFAULT` past the end or where the
+    /// memory is not the caller's.
+    pub(crate) fn read_slice(&mut self, out: &mut [u8]) -> Result {
+        // SAFETY: `out` is writable for its length.
+        unsafe { self.read_to(out.as_mut_ptr().cast(), out.len()) }
+    }
+}
+
+/// The user memory `read(2)` writes to, written from its start.
+pub(crate) struct UserWriter {
+    addr: usize,
+    len: usize,
+}
+
+impl UserWriter {
+    /// `len` bytes of user memory at `addr`, as [`UserReader::new`].
+    pub(crate) fn new(addr: usize, len: usize) -> Self {
+        Self { addr, len }
+    }
+
+    /// The bytes left to write.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Writes `data` to the next bytes; `EFAULT` past the end or where the
+    /// memory is not the caller's.
+    pub(crate) fn write_slice(&mut self, data: &[u8]) -> Result {
+        if data.len() > self.len {
+            return Err(EFAULT);
+        }
+        let len = c_ulong::try_from(data.len()).map_err(|_| EFAULT)?;
+        // SAFETY: `data` is readable for its length; the user range is
+        // checked by `copy_to_user` itself, which fails on a bad one.
+        let left = unsafe {
+            bindings::ib_umad_rs_copy_to_user(self.addr as *mut c_void, data.as_ptr().cast(), len)
+        };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        self.len -= data.len();
+        self.addr = self.addr.wrapping_add(data.len());
+        Ok(())
+    }
+}
+
+/// The `u32` at the user address `addr` (`get_user`); `EFAULT` where the
+/// memory is not the caller's.
+pub(crate) fn get_u32(addr: usize) -> Result<u32> {
+    let mut value = 0;
+    // SAFETY: `value` is writable; `get_user` checks the user address.
+    let ret = unsafe { bindings::ib_umad_rs_get_user_u32(&mut value, addr as *const u32) };
+    if ret == 0 {
+        Ok(value)
+    } else {
+        Err(EFAULT)
+    }
+}
+
+/// Writes `value` at the user address `addr` (`put_user`); `EFAULT` where
+/// the memory is not the caller's.
+pub(crate) fn put_u32(addr: usize, value: u32) -> Result {
+    // SAFETY: `put_user` checks the user address.
+    let ret = unsafe { bindings::ib_umad_rs_put_user_u32(value, addr as *mut u32) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(EFAULT)
+    }
+}
