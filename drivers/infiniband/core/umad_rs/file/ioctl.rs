@@ -7,7 +7,10 @@
 use super::{Retired, UmadFile};
 use crate::port::notice;
 use crate::{
-    glue::{nospec::array_index_nospec, uaccess::{self, UserReader}},
+    glue::{
+        nospec::array_index_nospec,
+        uaccess::{self, UserReader},
+    },
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::MAX_AGENTS,
@@ -144,7 +147,10 @@ impl UmadFile {
                 uapi::REG_FLAGS_CAP
             );
             // Tell the caller what is supported.
-            uaccess::put_u32(arg.wrapping_add(offset_of!(RegReq2, flags)), uapi::REG_FLAGS_CAP)?;
+            uaccess::put_u32(
+                arg.wrapping_add(offset_of!(RegReq2, flags)),
+                uapi::REG_FLAGS_CAP,
+            )?;
             return Err(EINVAL);
         }
         let Some(id) = state.agents.free_id() else {

@@ -61,7 +61,8 @@ impl UserReader {
         // SAFETY: `to` is writable for `len` bytes (the caller's promise);
         // `copy_from_user` checks the user range itself, and fails on a bad
         // one.
-        let left = unsafe { bindings::ib_umad_rs_copy_from_user(to, self.addr as *const c_void, n) };
+        let left =
+            unsafe { bindings::ib_umad_rs_copy_from_user(to, self.addr as *const c_void, n) };
         if left != 0 {
             return Err(EFAULT);
         }

@@ -153,4 +153,3 @@ impl DeviceHandle {
         to_result(unsafe { bindings::ib_modify_port(self.as_raw(), port, 0, &mut modify) })
     }
 }
-
