@@ -117,9 +117,12 @@ impl Packet {
                     return Err(ENOSPC);
                 }
                 let mut last = first;
-                for (len, segment) in plan.more_segments().zip(segments) {
-                    out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
-                    last = segment;
+                // Most MADs have one segment, and no more to copy.
+                if plan.first < mad.len() {
+                    for (len, segment) in plan.more_segments().zip(segments) {
+                        out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
+                        last = segment;
+                    }
                 }
                 trace(Event::ReadRecv, &self.hdr, last);
                 Ok(hdr_size + mad.len())
