@@ -150,12 +150,13 @@ impl SendTable {
         let bucket = self.bucket(&packet);
         if check {
             if let Some(mad) = packet.sent() {
-                let kind = SendKind::of(&packet.hdr, mad);
+                // The kinds only for a TID and class that match: seldom.
                 let clash = bucket.iter().any(|other| {
                     other.sent().is_some_and(|sent| {
                         sent.tid() == mad.tid()
                             && sent.mgmt_class() == mad.mgmt_class()
-                            && kind.clashes_with(&SendKind::of(&other.hdr, sent))
+                            && SendKind::of(&packet.hdr, mad)
+                                .clashes_with(&SendKind::of(&other.hdr, sent))
                     })
                 });
                 if clash {
