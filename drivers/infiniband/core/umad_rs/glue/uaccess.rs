@@ -20,7 +20,15 @@ use kernel::{
     prelude::*,
 };
 
-/// The user memory `read(2)` or an ioctl reads from, read from its start.
+/// The user address `addr` as the C helpers take it.
+fn user_ptr<T>(addr: usize) -> *mut T {
+    // CAST: a user address, which only the C helpers dereference, after
+    // checking it.
+    addr as *mut T
+}
+
+/// The user memory a `write(2)` or an ioctl gives to read, read from its
+/// start.
 #[derive(Clone)]
 pub(crate) struct UserReader {
     addr: usize,
@@ -61,8 +69,7 @@ impl UserReader {
         // SAFETY: `to` is writable for `len` bytes (the caller's promise);
         // `copy_from_user` checks the user range itself, and fails on a bad
         // one.
-        let left =
-            unsafe { bindings::ib_umad_rs_copy_from_user(to, self.addr as *const c_void, n) };
+        let left = unsafe { bindings::ib_umad_rs_copy_from_user(to, user_ptr(self.addr), n) };
         if left != 0 {
             return Err(EFAULT);
         }
@@ -83,7 +90,7 @@ impl UserReader {
     }
 }
 
-/// The user memory `read(2)` writes to, written from its start.
+/// The user memory a `read(2)` gives to fill, written from its start.
 pub(crate) struct UserWriter {
     addr: usize,
     len: usize,
@@ -110,7 +117,7 @@ impl UserWriter {
         // SAFETY: `data` is readable for its length; the user range is
         // checked by `copy_to_user` itself, which fails on a bad one.
         let left = unsafe {
-            bindings::ib_umad_rs_copy_to_user(self.addr as *mut c_void, data.as_ptr().cast(), len)
+            bindings::ib_umad_rs_copy_to_user(user_ptr(self.addr), data.as_ptr().cast(), len)
         };
         if left != 0 {
             return Err(EFAULT);
@@ -126,7 +133,7 @@ impl UserWriter {
 pub(crate) fn get_u32(addr: usize) -> Result<u32> {
     let mut value = 0;
     // SAFETY: `value` is writable; `get_user` checks the user address.
-    let ret = unsafe { bindings::ib_umad_rs_get_user_u32(&mut value, addr as *const u32) };
+    let ret = unsafe { bindings::ib_umad_rs_get_user_u32(&mut value, user_ptr(addr)) };
     if ret == 0 {
         Ok(value)
     } else {
@@ -138,7 +145,7 @@ pub(crate) fn get_u32(addr: usize) -> Result<u32> {
 /// the memory is not the caller's.
 pub(crate) fn put_u32(addr: usize, value: u32) -> Result {
     // SAFETY: `put_user` checks the user address.
-    let ret = unsafe { bindings::ib_umad_rs_put_user_u32(value, addr as *mut u32) };
+    let ret = unsafe { bindings::ib_umad_rs_put_user_u32(value, user_ptr(addr)) };
     if ret == 0 {
         Ok(())
     } else {
