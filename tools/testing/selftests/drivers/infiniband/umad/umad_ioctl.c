@@ -154,6 +154,29 @@ TEST_F(umad, register2_refuses_unknown_flags_and_says_which_it_knows)
 	EXPECT_EQ(-EINVAL, reg2(self->fd, 1, 0, 0, &flags, 0, -1, 0, NULL));
 }
 
+/*
+ * Unknown flags in a request the kernel can read but not write back: the
+ * flags it knows cannot be told, so the answer is EFAULT, and nothing is
+ * registered.
+ */
+TEST_F(umad, unknown_flags_that_cannot_be_answered_are_efault)
+{
+	struct ib_user_mad_reg_req2 *req;
+	__u32 id = 1;
+
+	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(req != MAP_FAILED);
+	req->qpn = 1;
+	req->flags = 2;
+	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_REGISTER_AGENT2, req));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(2U, req->flags);
+	munmap(req, 4096);
+	ASSERT_EQ(0, reg2(self->fd, 1, 0, 0, NULL, 0, -1, 0, &id));
+	EXPECT_EQ(0U, id);
+}
+
 TEST_F(umad, register2_oui_fits_in_24_bits)
 {
 	EXPECT_EQ(-EINVAL, reg2(self->fd, 1, VENDOR2_CLASS, 1, NULL, 0x01001405, 1, 1, NULL));
