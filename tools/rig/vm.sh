@@ -187,6 +187,9 @@ esac
 test_timeout=${RIG_TEST_TIMEOUT:-$test_timeout}
 case $mode in
 suite) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + ntests * ndrivers * pace + test_timeout))} ;;
+# A warm-up run and two a round, each about two minutes on Debian's kernel
+# under icount: five each, to be safe.
+bench) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + (1 + 2 * ${RIG_BENCH_ROUNDS:-6}) * 300))} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-1200} ;;
 esac
 
