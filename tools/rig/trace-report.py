@@ -3,9 +3,11 @@
 """Compares trace.py's counts of C's and Rust's calls (trace.sh): each
 call's instructions per driver, and where they differ, function by function
 (instructions in the function itself, and in it with its callees).
-  trace-report.py <trace.jsonl> [call]
+  trace-report.py <trace.jsonl> [call [function]]
 With a call's name, its stacks instead, per driver, from the system call's
-handler (__x64_sys_*) down."""
+handler (__x64_sys_*) down; with a function of a driver too (part of its
+name), how often each of its instructions ran, by offset, to read beside
+objdump's disassembly of the module."""
 import json
 import sys
 
@@ -46,6 +48,15 @@ for c in calls:
     if c["round"] == last:
         by_name.setdefault(c["call"], {})[c["phase"]] = c
 
+if len(sys.argv) > 3:
+    for phase, call in sorted(by_name[sys.argv[2]].items()):
+        for function, offsets in call["lines"].items():
+            if sys.argv[3] in function:
+                print("%s, phase %d: %s, %d instructions" %
+                      (sys.argv[2], phase, function, sum(offsets.values())))
+                for offset, n in offsets.items():
+                    print("  %6s %4d" % (offset, n))
+    sys.exit(0)
 if len(sys.argv) > 2:
     print_stacks(sys.argv[2], by_name[sys.argv[2]])
     sys.exit(0)

@@ -15,7 +15,9 @@ Symbols: System.map for the kernel, and for modules the guest's
 "@@rig trace ready"; c++filt demangles Rust's.
 
 Writes one JSON line per call to TRACE_OUT: phase, the call's name, its
-instruction count and its folded stacks.
+instruction count, its folded stacks, and how often each instruction of
+the two drivers' own functions ran (by offset in its function), to read
+beside objdump's disassembly of the module.
 """
 import bisect
 import json
@@ -40,6 +42,7 @@ ROUND = [
     (17, 103, "sysfs ibdev (pread)"),
 ]
 USER_TOP = 1 << 63
+DRIVERS = ("[ib_umad]", "[ib_umad_rs]")
 
 log_path = os.environ["TRACE_LOG"]
 phases = int(os.environ["TRACE_PHASES"])
@@ -83,6 +86,7 @@ class Symbols:
         self.addrs = [s[0] for s in syms]
         names = demangle([s[1] for s in syms])
         self.names = [n + (" " + s[2] if s[2] else "") for n, s in zip(names, syms)]
+        self.in_driver = [s[2] in DRIVERS for s in syms]
 
     def find(self, pc):
         """The index of the symbol pc is in, and whether pc is its start."""
@@ -95,8 +99,10 @@ def register(name):
 
 
 def trace_call(symbols):
-    """Single-steps the system call the stub stopped at; its folded stacks."""
+    """Single-steps the system call the stub stopped at; its folded stacks,
+    and the drivers' instructions, by function and offset."""
     folded = {}
+    lines = {}
     stack = []
     pc = register("pc")
     while pc >= USER_TOP:
@@ -108,9 +114,15 @@ def trace_call(symbols):
                 del stack[stack.index(i) + 1:]
         key = tuple(stack)
         folded[key] = folded.get(key, 0) + 1
+        if symbols.in_driver[i]:
+            at = (i, pc - symbols.addrs[i])
+            lines[at] = lines.get(at, 0) + 1
         gdb.execute("stepi", to_string=True)
         pc = register("pc")
-    return {";".join(symbols.names[i] for i in k): n for k, n in folded.items()}
+    by_function = {}
+    for (i, offset), n in sorted(lines.items()):
+        by_function.setdefault(symbols.names[i], {})["%#x" % offset] = n
+    return {";".join(symbols.names[i] for i in k): n for k, n in folded.items()}, by_function
 
 
 def main():
@@ -132,12 +144,13 @@ def main():
             # The phase's modules, loaded before it began.
             symbols.load_modules()
         stop.enabled = False
-        folded = trace_call(symbols)
+        folded, lines = trace_call(symbols)
         stop.enabled = True
         want = ROUND[seq % len(ROUND)]
         name = want[2] if want[:2] == (nr, fd) else "syscall %d on fd %d" % (nr, fd)
         json.dump({"phase": phase, "round": seq // len(ROUND), "call": name,
-                   "instructions": sum(folded.values()), "folded": folded}, out)
+                   "instructions": sum(folded.values()), "folded": folded,
+                   "lines": lines}, out)
         out.write("\n")
         out.flush()
         seq += 1
