@@ -501,10 +501,14 @@ TEST_F(lo, drop_next_loses_the_first_try_and_the_retry_is_answered)
 }
 
 #define OUTSTANDING 20000
+/* Longer than the test may run (300 s): no request times out before the
+ * duplicates are tried, which on the debug kernel the first ones did with a
+ * minute's timeout, and were rightly taken again. */
+#define OUTSTANDING_TIMEOUT_MS 600000
 
 /*
  * Twenty thousand requests outstanding on one file (every packet dropped,
- * a minute's timeout): each write is taken, the duplicate-TID rule still
+ * ten minutes' timeout): each write is taken, the duplicate-TID rule still
  * holds once the send table has grown as far as it grows, and closing the
  * file with all of them outstanding is clean (the rig fails the run on
  * any kernel report, an allocation warning among them).
@@ -518,13 +522,15 @@ TEST_F_TIMEOUT(lo, many_thousands_of_sends_outstanding, 300)
 	ASSERT_EQ(0, write_knob("drop_every_nth", 1));
 	for (int i = 0; i < OUTSTANDING; i++) {
 		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
-		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 60000, 0))
+		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+				       OUTSTANDING_TIMEOUT_MS, 0))
 			TH_LOG("send %d", i);
 	}
 	for (uint32_t tid = first; tid < first + OUTSTANDING; tid += 997) {
 		new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[3].lid, 1);
 		self->mad->tid = htobe64(tid);
-		EXPECT_GT(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 60000, 0))
+		EXPECT_GT(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE,
+				       OUTSTANDING_TIMEOUT_MS, 0))
 			TH_LOG("TID %u taken twice", tid);
 	}
 }
