@@ -71,6 +71,28 @@ static int unreg(int fd, __u32 id)
 	return ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &id) ? -errno : 0;
 }
 
+/*
+ * REGISTER_AGENT2 with *req in a page the kernel can read but not write:
+ * 0 or -errno (-ENOMEM if no page), the request's flags afterwards in *flags.
+ */
+static int reg2_readonly(int fd, const struct ib_user_mad_reg_req2 *req, __u32 *flags)
+{
+	struct ib_user_mad_reg_req2 *page;
+	int ret = 0;
+
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return -ENOMEM;
+	*page = *req;
+	if (mprotect(page, 4096, PROT_READ))
+		ret = -ENOMEM;
+	else if (ioctl(fd, IB_USER_MAD_REGISTER_AGENT2, page))
+		ret = -errno;
+	*flags = page->flags;
+	munmap(page, 4096);
+	return ret;
+}
+
 /* A read of len bytes on a nonblocking file with nothing queued: -errno. */
 static int empty_read(int fd, size_t len)
 {
@@ -161,18 +183,11 @@ TEST_F(umad, register2_refuses_unknown_flags_and_says_which_it_knows)
  */
 TEST_F(umad, unknown_flags_that_cannot_be_answered_are_efault)
 {
-	struct ib_user_mad_reg_req2 *req;
-	__u32 id = 1;
+	const struct ib_user_mad_reg_req2 req = { .qpn = 1, .flags = 2 };
+	__u32 flags, id = 1;
 
-	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(req != MAP_FAILED);
-	req->qpn = 1;
-	req->flags = 2;
-	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
-	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_REGISTER_AGENT2, req));
-	EXPECT_EQ(EFAULT, errno);
-	EXPECT_EQ(2U, req->flags);
-	munmap(req, 4096);
+	EXPECT_EQ(-EFAULT, reg2_readonly(self->fd, &req, &flags));
+	EXPECT_EQ(2U, flags);
 	ASSERT_EQ(0, reg2(self->fd, 1, 0, 0, NULL, 0, -1, 0, &id));
 	EXPECT_EQ(0U, id);
 }
@@ -307,19 +322,13 @@ TEST_F(umad, unreadable_requests_are_efault)
  */
 TEST_F(umad, an_id_that_cannot_be_returned_undoes_the_registration)
 {
-	struct ib_user_mad_reg_req2 *req;
-	__u32 id = 0;
+	const struct ib_user_mad_reg_req2 req = {
+		.qpn = 1, .mgmt_class = VENDOR1_CLASS, .mgmt_class_version = 1,
+		.method_mask = { 1 << 1 },
+	};
+	__u32 flags, id = 0;
 
-	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(req != MAP_FAILED);
-	req->qpn = 1;
-	req->mgmt_class = VENDOR1_CLASS;
-	req->mgmt_class_version = 1;
-	req->method_mask[0] = 1 << 1;
-	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
-	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_REGISTER_AGENT2, req));
-	EXPECT_EQ(EFAULT, errno);
-	munmap(req, 4096);
+	EXPECT_EQ(-EFAULT, reg2_readonly(self->fd, &req, &flags));
 	/* Slot 0 and method 1 are free again. */
 	ASSERT_EQ(0, reg2(self->fd, 1, VENDOR1_CLASS, 1, NULL, 0, 1, 0, &id));
 	EXPECT_EQ(0U, id);
