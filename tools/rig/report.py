@@ -70,7 +70,7 @@ def read_results(log):
                 running = None
             elif line.startswith("@@rig verdict"):
                 finished = True
-            elif line.startswith("@@dmesg ") or line.startswith("@@kcsan-known "):
+            elif line.startswith("@@dmesg ") or line.startswith("@@known-report "):
                 details.append(line)
     if running and not finished:
         details.append(f"@@rig time ran out in {running}")

@@ -151,21 +151,22 @@ bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
 	cp "$test_ko" "$stage/lib/modules/test/"
 done
 
+selftests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
 # Static test programs, built once into the cache (make rebuilds what
 # changed) and copied in.
 # The rig's kernels share them, and test.sh boots two of those at once.
 (
 	lock_dir "$progs"
 	mkdir -p "$progs"
-	make -s -C "$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad" \
-		KSFT_DIR="$ksft" OUTPUT="$progs"
+	make -s -C "$selftests" KSFT_DIR="$ksft" OUTPUT="$progs"
 	cp "$progs"/* "$stage/tests/"
 )
-install -m 755 "$REPO_DIR"/tools/testing/selftests/drivers/infiniband/umad/*.sh "$stage/tests/"
-# The KCSAN reports of C code that the race flavour tolerates, as patterns.
-sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' \
-	"$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad/expected-kcsan.txt" \
-	> "$stage/lib/expected-kcsan"
+install -m 755 "$selftests"/*.sh "$stage/tests/"
+# The kernel reports of C code the rig tolerates: KCSAN reports as
+# patterns, WARNINGs as the function raising them and its callers.
+sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' "$selftests/expected-kcsan.txt" > "$stage/lib/expected-kcsan"
+sed -e 's/^#.*//' -e 's/^\([^ ]*\) \([^ ]*\) .*/\1 \2/' -e '/^$/d' "$selftests/expected-warnings.txt" \
+	> "$stage/lib/expected-warnings"
 cp "$ksft/kselftest/ktap_helpers.sh" "$stage/tests/lib/"
 for sample in umad_ping umad_bench; do
 	gcc -O2 -Wall -static -o "$stage/samples/$sample" \
