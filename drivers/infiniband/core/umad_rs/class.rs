@@ -9,7 +9,7 @@ use crate::{
         chrdev::Class,
         sysfs::{
             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
-            ShowDevice,
+            ShowDevice, Shown,
         },
     },
     port::Port,
@@ -53,8 +53,9 @@ impl ShowClass for AbiVersion {
 struct IbDev;
 
 impl ShowDevice<Port> for IbDev {
-    fn show(port: &Port, out: &mut Page<'_>) -> Result {
-        port.show_ib_device_name(out)
+    fn show(node: Shown<'_, Port>, out: &mut Page<'_>) -> Result {
+        Port::show_ib_device_name(node, out);
+        Ok(())
     }
 }
 
@@ -62,8 +63,8 @@ impl ShowDevice<Port> for IbDev {
 struct PortNumber;
 
 impl ShowDevice<Port> for PortNumber {
-    fn show(port: &Port, out: &mut Page<'_>) -> Result {
-        out.line_u32(port.number);
+    fn show(node: Shown<'_, Port>, out: &mut Page<'_>) -> Result {
+        out.line_u32(node.owner().number);
         Ok(())
     }
 }

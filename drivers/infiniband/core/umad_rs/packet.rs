@@ -108,9 +108,8 @@ impl Packet {
             Body::Received(mad) => {
                 let mut segments = mad.segments();
                 let first = segments.next().ok_or(EINVAL)?;
-                let offset = data_offset(first[1]);
-                let plan = RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size(), offset)
-                    .ok_or(EINVAL)?;
+                let plan =
+                    RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size()).ok_or(EINVAL)?;
                 out.write_slice(&self.hdr.as_bytes()[..hdr_size])?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {
@@ -118,8 +117,9 @@ impl Packet {
                 }
                 let mut last = first;
                 // Most MADs have one segment, and no more to copy.
-                if plan.first < mad.len() {
-                    for (len, segment) in plan.more_segments().zip(segments) {
+                if plan.has_more_segments() {
+                    let offset = data_offset(*first.get(1).ok_or(EINVAL)?);
+                    for (len, segment) in plan.more_segments(offset).zip(segments) {
                         out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
                         last = segment;
                     }

@@ -7,7 +7,8 @@
 //! `remove`, each node's `struct device` holds it until released, and each
 //! open file holds it until closed. Removal revokes the IB device (the
 //! `device` in [`PortState`] becomes `None`) under the port's lock, so no
-//! file operation can reach the device after its `remove`.
+//! file operation can reach the device after its `remove`; sysfs shows
+//! reach it without the lock, and removal drains them first.
 
 use crate::{
     file::UmadFile,
@@ -18,7 +19,7 @@ use crate::{
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
-        sysfs::Page,
+        sysfs::{Page, Shown},
         task::with_current_comm,
         trace,
         uaccess::{UserReader, UserWriter},
@@ -77,6 +78,10 @@ pub(crate) struct Port {
     /// ib_umad's `file_mutex`.
     #[pin]
     pub(crate) state: Mutex<PortState>,
+    /// The IB device for the shows of the nodes' sysfs attributes, which
+    /// need no lock: a show runs only while its node is added, and `kill`
+    /// removes the nodes before the device goes. Nothing else uses it.
+    shown_device: DeviceHandle,
 }
 
 /// What a port's lock protects.
@@ -138,6 +143,10 @@ impl Port {
                     device: Some(unsafe { device.handle() }),
                     files: List::new(),
                 }),
+                // SAFETY: used only by shows of the port's nodes
+                // (`show_ib_device_name`), which `kill`, called by
+                // `remove` for every port, drains by removing the nodes.
+                shown_device: unsafe { device.handle() },
             }),
             GFP_KERNEL,
         );
@@ -259,11 +268,10 @@ impl Port {
     }
 
     /// Shows the IB device's current name as `out`'s line (sysfs
-    /// `ibdev`); `ENODEV` once the device is removed.
-    pub(crate) fn show_ib_device_name(&self, out: &mut Page<'_>) -> Result {
-        let state = self.state.lock();
-        state.device.as_ref().ok_or(ENODEV)?.show_name(out);
-        Ok(())
+    /// `ibdev`). The node being shown is added (`Shown`), so the device is
+    /// there: `kill` removes the nodes before it revokes the device.
+    pub(crate) fn show_ib_device_name(node: Shown<'_, Port>, out: &mut Page<'_>) {
+        node.owner().shown_device.show_name(out);
     }
 }
 

@@ -153,7 +153,7 @@ impl UmadFile {
             )?;
             return Err(EINVAL);
         }
-        let Some(id) = state.agents.free_id() else {
+        let Some(slot) = state.agents.vacant() else {
             notice!(
                 self.port,
                 "{}: Max Agents ({MAX_AGENTS}) reached\n",
@@ -192,10 +192,11 @@ impl UmadFile {
                 self.into(),
             )
         }?;
-        if let Err(e) = uaccess::put_u32(arg, id) {
+        if let Err(e) = uaccess::put_u32(arg, slot.id()) {
             Retired::new(agent, state).unregister(&port_state);
             return Err(e);
         }
+        slot.put(agent);
         if !state.already_used {
             state.already_used = true;
             match which {
@@ -204,7 +205,6 @@ impl UmadFile {
                 Register::V1 { .. } => {}
             }
         }
-        state.agents.put(id, agent);
         Ok(())
     }
 

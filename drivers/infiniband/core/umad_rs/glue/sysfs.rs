@@ -23,7 +23,25 @@ pub(crate) trait ShowClass: 'static {
 
 /// What a read of an attribute of a device owned by an `O` shows.
 pub(crate) trait ShowDevice<O>: 'static {
-    fn show(owner: &O, out: &mut Page<'_>) -> Result;
+    fn show(node: Shown<'_, O>, out: &mut Page<'_>) -> Result;
+}
+
+/// The owner of a node one of whose attributes is being shown.
+///
+/// # Invariants
+///
+/// The owner's node stays added during `'a`: sysfs holds an active
+/// reference on the attribute, and removing the node (`device_del`) waits
+/// for it.
+#[derive(Clone, Copy)]
+pub(crate) struct Shown<'a, O> {
+    owner: &'a O,
+}
+
+impl<'a, O> Shown<'a, O> {
+    pub(crate) fn owner(self) -> &'a O {
+        self.owner
+    }
 }
 
 /// The page a `show` callback fills.
@@ -297,6 +315,8 @@ unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(
         len: 0,
         _buf: PhantomData,
     };
-    let result = A::show(&owner, &mut page);
+    // INVARIANT: the show runs with the attribute active (see above).
+    let node = Shown { owner: &*owner };
+    let result = A::show(node, &mut page);
     shown(page, result)
 }

@@ -222,10 +222,10 @@ pub(crate) const fn tid_bucket(tid: u64, bits: u32) -> usize {
     bucket
 }
 
-/// How a received MAD of `mad_len` bytes, in segments of `seg_size` bytes
-/// whose headers take `offset` bytes, is read into `count` bytes after a
-/// `hdr_size`-byte umad header (`copy_recv_mad`): the first segment whole,
-/// then every further segment's data without its headers.
+/// How a received MAD of `mad_len` bytes, in segments of `seg_size` bytes,
+/// is read into `count` bytes after a `hdr_size`-byte umad header
+/// (`copy_recv_mad`): the first segment whole, then every further
+/// segment's data without its headers.
 pub(crate) struct RecvLayout {
     /// Bytes of the first segment to copy.
     pub(crate) first: usize,
@@ -234,18 +234,12 @@ pub(crate) struct RecvLayout {
     /// the read fails with ENOSPC: userspace sizes its next read from it.
     pub(crate) fits: bool,
     mad_len: usize,
-    per_segment: usize,
+    seg_size: usize,
 }
 
 impl RecvLayout {
     /// `None` if not even the first segment fits (EINVAL).
-    pub(crate) fn new(
-        count: usize,
-        hdr_size: usize,
-        mad_len: usize,
-        seg_size: usize,
-        offset: usize,
-    ) -> Option<Self> {
+    pub(crate) fn new(count: usize, hdr_size: usize, mad_len: usize, seg_size: usize) -> Option<Self> {
         let first = mad_len.min(seg_size);
         if count < hdr_size + first {
             return None;
@@ -255,15 +249,20 @@ impl RecvLayout {
             first,
             fits,
             mad_len,
-            per_segment: seg_size.saturating_sub(offset),
+            seg_size,
         })
     }
 
+    /// Whether there are segments after the first.
+    pub(crate) fn has_more_segments(&self) -> bool {
+        self.first < self.mad_len
+    }
+
     /// The lengths to copy from the second segment on, in order, each from
-    /// `offset` in its segment.
+    /// `offset` (the segments' headers) in its segment.
     #[inline]
-    pub(crate) fn more_segments(&self) -> impl Iterator<Item = usize> {
-        let per = self.per_segment.max(1);
+    pub(crate) fn more_segments(&self, offset: usize) -> impl Iterator<Item = usize> {
+        let per = self.seg_size.saturating_sub(offset).max(1);
         let rest = self.mad_len - self.first;
         (0..rest.div_ceil(per)).map(move |i| per.min(rest - i * per))
     }
@@ -428,22 +427,24 @@ mod tests {
     fn received_mads_are_read_whole_or_refused_as_ib_umad_does() {
         let hdr = 64;
         // One segment: the buffer must hold it all.
-        assert!(RecvLayout::new(hdr + 99, hdr, 100, 256, 40).is_none());
-        let one = RecvLayout::new(hdr + 100, hdr, 100, 256, 40).unwrap();
+        assert!(RecvLayout::new(hdr + 99, hdr, 100, 256).is_none());
+        let one = RecvLayout::new(hdr + 100, hdr, 100, 256).unwrap();
         assert!(one.fits);
-        assert_eq!((one.first, one.more_segments().count()), (100, 0));
+        assert!(!one.has_more_segments());
+        assert_eq!((one.first, one.more_segments(40).count()), (100, 0));
         // RMPP: the first 256 bytes, then 216 and 100 data bytes.
         let len = 256 + 216 + 100;
-        assert!(RecvLayout::new(hdr + 255, hdr, len, 256, 40).is_none());
-        let short = RecvLayout::new(hdr + 256, hdr, len, 256, 40).unwrap();
+        assert!(RecvLayout::new(hdr + 255, hdr, len, 256).is_none());
+        let short = RecvLayout::new(hdr + 256, hdr, len, 256).unwrap();
         assert_eq!((short.first, short.fits), (256, false));
         assert!(
-            !RecvLayout::new(hdr + len - 1, hdr, len, 256, 40)
+            !RecvLayout::new(hdr + len - 1, hdr, len, 256)
                 .unwrap()
                 .fits
         );
-        let all = RecvLayout::new(hdr + len, hdr, len, 256, 40).unwrap();
+        let all = RecvLayout::new(hdr + len, hdr, len, 256).unwrap();
         assert!(all.fits);
-        assert_eq!(all.more_segments().collect::<Vec<_>>(), [216, 100]);
+        assert!(all.has_more_segments());
+        assert_eq!(all.more_segments(40).collect::<Vec<_>>(), [216, 100]);
     }
 }

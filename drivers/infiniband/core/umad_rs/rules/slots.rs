@@ -46,22 +46,11 @@ impl<A> Slots<A> {
         id < MAX_AGENTS && self.used & (1 << id) != 0
     }
 
-    /// The lowest free id, if any.
-    pub(crate) fn free_id(&self) -> Option<u32> {
+    /// The lowest free slot, if any, for [`Vacant::put`].
+    pub(crate) fn vacant(&mut self) -> Option<Vacant<'_, A>> {
         let id = self.used.trailing_ones();
-        (id < MAX_AGENTS).then_some(id)
-    }
-
-    /// Puts `value` at `id`, which `free_id` gave. Were `id` taken, its
-    /// value would be dropped; were it past the slots, `value` would.
-    pub(crate) fn put(&mut self, id: u32, value: A) {
-        debug_assert!(!self.holds(id));
-        drop(self.take(id));
-        if let Some(slot) = slot(id) {
-            self.slots[slot].write(value);
-            // INVARIANT: the slot was just initialised.
-            self.used |= 1 << id;
-        }
+        // INVARIANT: `id` is below `MAX_AGENTS`, and its bit is clear.
+        (id < MAX_AGENTS).then_some(Vacant { slots: self, id })
     }
 
     /// The value at `id`; `None` for an empty or out-of-range id.
@@ -101,6 +90,32 @@ impl<A> Slots<A> {
     }
 }
 
+/// The lowest free slot of a [`Slots`], the id it gives.
+///
+/// # Invariants
+///
+/// `id` is below [`MAX_AGENTS`], and its bit in `slots.used` is clear.
+pub(crate) struct Vacant<'a, A> {
+    slots: &'a mut Slots<A>,
+    id: u32,
+}
+
+impl<A> Vacant<'_, A> {
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Fills the slot with `value`.
+    pub(crate) fn put(self, value: A) {
+        // The slot exists and is free (invariant): nothing is dropped.
+        if let Some(cell) = slot(self.id).and_then(|i| self.slots.slots.get_mut(i)) {
+            cell.write(value);
+            // INVARIANT: the slot was just initialised.
+            self.slots.used |= 1 << self.id;
+        }
+    }
+}
+
 impl<A> Drop for Slots<A> {
     fn drop(&mut self) {
         while self.take_first().is_some() {}
@@ -111,17 +126,24 @@ impl<A> Drop for Slots<A> {
 mod tests {
     use super::*;
 
+    /// Puts `value` in the lowest free slot; its id.
+    fn put<A>(s: &mut Slots<A>, value: A) -> Option<u32> {
+        let slot = s.vacant()?;
+        let id = slot.id();
+        slot.put(value);
+        Some(id)
+    }
+
     #[test]
     fn ids_are_the_lowest_free_and_run_out_at_32() {
         let mut s = Slots::new();
         for id in 0..MAX_AGENTS {
-            assert_eq!(s.free_id(), Some(id));
-            s.put(id, id * 10);
+            assert_eq!(put(&mut s, id * 10), Some(id));
         }
-        assert_eq!(s.free_id(), None);
+        assert!(s.vacant().is_none());
         assert_eq!(s.take(5), Some(50));
         assert_eq!(s.take(5), None);
-        assert_eq!(s.free_id(), Some(5));
+        assert_eq!(s.vacant().map(|v| v.id()), Some(5));
         assert_eq!(s.get(6), Some(&60));
         assert_eq!(s.get(32), None);
         assert_eq!(s.take(u32::MAX), None);
@@ -130,7 +152,10 @@ mod tests {
         assert_eq!(s.take_first(), Some(0));
         assert_eq!(s.take_first(), Some(10));
         assert_eq!(s.get(0), None);
-        assert_eq!(s.free_id(), Some(0));
+        assert_eq!(put(&mut s, 1), Some(0));
+        assert_eq!(put(&mut s, 2), Some(1));
+        assert_eq!(put(&mut s, 3), Some(5));
+        assert!(s.vacant().is_none());
     }
 
     /// Counts its drops in the cell it borrows.
@@ -146,11 +171,13 @@ mod tests {
     fn only_the_values_held_are_dropped_once() {
         let drops = core::cell::Cell::new(0);
         let mut s = Slots::new();
-        for id in [0, 7, 31] {
-            s.put(id, Counted(&drops));
+        for _ in 0..3 {
+            put(&mut s, Counted(&drops));
         }
-        drop(s.take(7));
+        drop(s.take(1));
         assert_eq!(drops.get(), 1);
+        // A vacant slot left unfilled holds nothing to drop.
+        assert_eq!(s.vacant().map(|v| v.id()), Some(1));
         drop(s);
         assert_eq!(drops.get(), 3);
     }
@@ -158,13 +185,17 @@ mod tests {
     #[test]
     fn take_first_goes_in_id_order_and_ends() {
         let mut s = Slots::new();
-        s.put(31, 'z');
-        s.put(3, 'c');
-        assert_eq!(s.position(|&v| v == 'z'), Some(31));
-        assert_eq!(s.take_first(), Some('c'));
-        assert_eq!(s.take_first(), Some('z'));
+        for id in 0..MAX_AGENTS {
+            put(&mut s, id);
+        }
+        for id in (0..MAX_AGENTS).filter(|&id| id != 3 && id != 31) {
+            assert_eq!(s.take(id), Some(id));
+        }
+        assert_eq!(s.position(|&v| v == 31), Some(31));
+        assert_eq!(s.take_first(), Some(3));
+        assert_eq!(s.take_first(), Some(31));
         assert_eq!(s.take_first(), None);
-        assert_eq!(s.free_id(), Some(0));
+        assert_eq!(s.vacant().map(|v| v.id()), Some(0));
         assert_eq!(s.position(|_| true), None);
     }
 }
