@@ -299,7 +299,14 @@ impl UmadFile {
         let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
         let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
-        let mut mad = start.hdr();
+        // Userspace's own RMPP segments share a TID; they are not checked.
+        let check = !start.is_user_rmpp(kernel_rmpp);
+        // Requests carry the agent's half of the TID, so responses find it.
+        // In place: the header is copied whole into the send and the packet.
+        let mad = start.hdr_mut();
+        if !mad.is_response() {
+            mad.rewrite_tid(agent.hi_tid());
+        }
         let mut send = agent.create_send(
             ah,
             hdr.qpn.get(),
@@ -310,25 +317,19 @@ impl UmadFile {
             mad.base_version(),
         )?;
         send.set_timeout(hdr.timeout_ms, hdr.retries);
-        // Requests carry the agent's half of the TID, so responses find it.
-        if !mad.is_response() {
-            mad.rewrite_tid(agent.hi_tid());
-        }
-        // The common header now; an RMPP header the kernel builds is there.
-        if let Some(common) = send.mad().first_chunk_mut() {
-            *common = mad.0;
-        }
         let from = |offset: usize| -> Result<UserReader> {
             let mut reader = user_mad.clone();
             reader.skip(offset)?;
             Ok(reader)
         };
+        let buf = send.mad();
+        // The common header now; an RMPP header the kernel builds is there.
+        if let Some(common) = buf.first_chunk_mut() {
+            *common = mad.0;
+        }
         if plan.rmpp_active {
             // The class header, then each segment's data.
-            let class_hdr = send
-                .mad()
-                .get_mut(RMPP_HDR_END..plan.hdr_len)
-                .ok_or(EINVAL)?;
+            let class_hdr = buf.get_mut(RMPP_HDR_END..plan.hdr_len).ok_or(EINVAL)?;
             from(RMPP_HDR_END)?.read_slice(class_hdr)?;
             for (number, offset, len) in plan.rmpp_segments(send.segment_size()) {
                 let segment = send.segment(number).ok_or(EINVAL)?;
@@ -336,16 +337,14 @@ impl UmadFile {
             }
         } else {
             let end = plan.hdr_len + plan.data_len;
-            let rest = send.mad().get_mut(plan.copy_offset..end).ok_or(EINVAL)?;
+            let rest = buf.get_mut(plan.copy_offset..end).ok_or(EINVAL)?;
             from(plan.copy_offset)?.read_slice(rest)?;
         }
 
         // The packet that keeps the send in the duplicate check, and may
         // become its timeout report.
-        let mut packet = Packet::new(Body::Sent(mad))?;
+        let mut packet = Packet::new(Body::Sent(*mad))?;
         packet.hdr = hdr;
-        // Userspace's own RMPP segments share a TID; they are not checked.
-        let check = !start.is_user_rmpp(kernel_rmpp);
         let (outstanding, wanted) = {
             let mut sends = self.sends.lock();
             let outstanding = sends.insert(packet, check).map_err(|_| EINVAL)?;

@@ -108,8 +108,8 @@ impl Packet {
             Body::Received(mad) => {
                 let mut segments = mad.segments();
                 let first = segments.next().ok_or(EINVAL)?;
-                let plan =
-                    RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size()).ok_or(EINVAL)?;
+                let plan = RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size())
+                    .ok_or(EINVAL)?;
                 out.write_slice(&self.hdr.as_bytes()[..hdr_size])?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {

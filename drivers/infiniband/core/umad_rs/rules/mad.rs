@@ -36,6 +36,7 @@ pub(crate) const fn is_rmpp_class(mgmt_class: u8) -> bool {
 
 /// A MAD's common header (`struct ib_mad_hdr`), as umad reads it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(transparent)]
 pub(crate) struct MadHdr(pub(crate) [u8; MAD_HDR_SIZE]);
 
 impl MadHdr {
@@ -57,10 +58,6 @@ impl MadHdr {
         u64::from_be_bytes(tid)
     }
 
-    pub(crate) fn set_tid(&mut self, tid: u64) {
-        self.0[8..16].copy_from_slice(&tid.to_be_bytes());
-    }
-
     fn attr_mod(&self) -> u32 {
         u32::from_be_bytes([self.0[20], self.0[21], self.0[22], self.0[23]])
     }
@@ -79,8 +76,8 @@ impl MadHdr {
     /// The TID a request goes out with: the agent's `hi_tid` in the upper
     /// half, so that responses find their way back to it.
     pub(crate) fn rewrite_tid(&mut self, hi_tid: u32) {
-        let tid = (u64::from(hi_tid) << 32) | (self.tid() & 0xffff_ffff);
-        self.set_tid(tid);
+        // The TID is big-endian: its upper half is its first four bytes.
+        self.0[8..12].copy_from_slice(&hi_tid.to_be_bytes());
     }
 }
 
@@ -92,6 +89,17 @@ pub(crate) struct MadStart(pub(crate) [u8; RMPP_HDR_END]);
 impl MadStart {
     pub(crate) fn hdr(&self) -> MadHdr {
         MadHdr(core::array::from_fn(|i| self.0[i]))
+    }
+
+    /// The common header, where it is: changed in place, and copied
+    /// whole from here.
+    pub(crate) fn hdr_mut(&mut self) -> &mut MadHdr {
+        let (hdr, _) = self.0.split_at_mut(MAD_HDR_SIZE);
+        let hdr = hdr.as_mut_ptr().cast::<MadHdr>();
+        // SAFETY: `hdr` points to the array's first `MAD_HDR_SIZE` bytes,
+        // borrowed mutably for as long as `self` is; `MadHdr` is a
+        // transparent array of that many bytes, and any bytes are valid.
+        unsafe { &mut *hdr }
     }
 
     /// The RMPP header's ACTIVE flag: meaningful only for an RMPP class.
@@ -239,7 +247,12 @@ pub(crate) struct RecvLayout {
 
 impl RecvLayout {
     /// `None` if not even the first segment fits (EINVAL).
-    pub(crate) fn new(count: usize, hdr_size: usize, mad_len: usize, seg_size: usize) -> Option<Self> {
+    pub(crate) fn new(
+        count: usize,
+        hdr_size: usize,
+        mad_len: usize,
+        seg_size: usize,
+    ) -> Option<Self> {
         let first = mad_len.min(seg_size);
         if count < hdr_size + first {
             return None;
@@ -317,8 +330,14 @@ mod tests {
 
     #[test]
     fn the_tid_keeps_its_low_word_and_takes_the_agents_high_word() {
-        let mut m = mad(0x04, 0x01).hdr();
-        m.set_tid(0x1122_3344_5566_7788);
+        let tid = 0x1122_3344_5566_7788u64.to_be_bytes();
+        let mut start = start(
+            0x04,
+            0x01,
+            &core::array::from_fn::<_, 8, _>(|i| (8 + i, tid[i])),
+        );
+        let m = start.hdr_mut();
+        assert_eq!(m.tid(), 0x1122_3344_5566_7788);
         m.rewrite_tid(0xdead_beef);
         assert_eq!(m.tid(), 0xdead_beef_5566_7788);
         assert_eq!(
@@ -437,11 +456,7 @@ mod tests {
         assert!(RecvLayout::new(hdr + 255, hdr, len, 256).is_none());
         let short = RecvLayout::new(hdr + 256, hdr, len, 256).unwrap();
         assert_eq!((short.first, short.fits), (256, false));
-        assert!(
-            !RecvLayout::new(hdr + len - 1, hdr, len, 256)
-                .unwrap()
-                .fits
-        );
+        assert!(!RecvLayout::new(hdr + len - 1, hdr, len, 256).unwrap().fits);
         let all = RecvLayout::new(hdr + len, hdr, len, 256).unwrap();
         assert!(all.fits);
         assert!(all.has_more_segments());
