@@ -42,6 +42,7 @@ ktap_print_msg "nodes: $(echo $before)"
 reader=$!
 ok=1
 i=0
+start=$(date +%s)
 while [ $i -lt "$DEVICE_CYCLES" ]; do
 	node=$(nodes | sed -n 's|^rxe1/1 ||p')
 	if [ -z "$node" ]; then
@@ -57,6 +58,7 @@ while [ $i -lt "$DEVICE_CYCLES" ]; do
 done
 kill $reader
 wait $reader 2> /dev/null
+ktap_print_msg "$i device cycles in $(($(date +%s) - start))s"
 verdict device_cycles_with_open_files_and_sysfs_readers $ok
 
 module=$(basename "${UMAD_MODULE_KO:-none}" .ko)
@@ -66,10 +68,12 @@ if [ ! -e "${UMAD_MODULE_KO:-}" ]; then
 	ktap_print_msg "UMAD_MODULE_KO is not set"
 	ok=0
 fi
+start=$(date +%s)
 while [ $ok = 1 ] && [ $i -lt "$MODULE_CYCLES" ]; do
 	rmmod "$module" && insmod "$UMAD_MODULE_KO" || ok=0
 	i=$((i + 1))
 done
+ktap_print_msg "$i module cycles in $(($(date +%s) - start))s"
 verdict module_cycles_with_devices_present $ok
 
 ktap_finished
