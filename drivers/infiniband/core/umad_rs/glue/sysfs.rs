@@ -33,13 +33,12 @@ pub(crate) trait ShowDevice<O>: 'static {
 /// The owner's node stays added during `'a`: sysfs holds an active
 /// reference on the attribute, and removing the node (`device_del`) waits
 /// for it.
-#[derive(Clone, Copy)]
 pub(crate) struct Shown<'a, O> {
     owner: &'a O,
 }
 
 impl<'a, O> Shown<'a, O> {
-    pub(crate) fn owner(self) -> &'a O {
+    pub(crate) fn owner(&self) -> &'a O {
         self.owner
     }
 }
