@@ -23,7 +23,7 @@ use crate::{
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
     },
-    packet::{Body, Packet, PacketBox, PacketList},
+    packet::{Packet, PacketBox, PacketList},
     port::{Port, PortGuard},
     rules::{
         mad::{MadStart, SendLayout, RMPP_HDR_END},
@@ -207,6 +207,7 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header.
+    #[inline(always)]
     pub(crate) fn read(&self, file: &File, out: UserWriter) -> Result<usize> {
         let layout = self.layout();
         let count = out.len();
@@ -270,6 +271,7 @@ impl UmadFile {
     }
 
     /// `write(2)`: one MAD to send, after its umad header.
+    #[inline(always)]
     pub(crate) fn write(&self, input: UserReader) -> Result<usize> {
         let layout = self.layout();
         let hdr_size = layout.size();
@@ -278,15 +280,23 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let mut input = input;
-        // The old layout leaves `pkey_index` at zero.
+        // The old layout leaves `pkey_index` at zero. Each layout's size is
+        // a constant, as `read_array` wants.
         let mut hdr = UserMadHdr::default();
-        input.read_slice(&mut hdr.as_bytes_mut()[..hdr_size])?;
+        let bytes = hdr.as_bytes_mut();
+        match layout {
+            HdrLayout::Old => {
+                let old = bytes.first_chunk_mut::<{ HdrLayout::Old.size() }>();
+                input.read_array(old.ok_or(EINVAL)?)?;
+            }
+            HdrLayout::New => input.read_array(bytes)?,
+        }
         if hdr.id >= MAX_AGENTS {
             return Err(EINVAL);
         }
         let user_mad = input.clone();
         let mut start = MadStart([0; RMPP_HDR_END]);
-        input.read_slice(&mut start.0)?;
+        input.read_array(&mut start.0)?;
 
         let state = self.state.lock();
         trace::emit(
@@ -343,8 +353,7 @@ impl UmadFile {
 
         // The packet that keeps the send in the duplicate check, and may
         // become its timeout report.
-        let mut packet = Packet::new(Body::Sent(*mad))?;
-        packet.hdr = hdr;
+        let packet = Packet::new_sent(&hdr, *mad)?;
         let (outstanding, wanted) = {
             let mut sends = self.sends.lock();
             let outstanding = sends.insert(packet, check).map_err(|_| EINVAL)?;
@@ -416,7 +425,7 @@ impl MadHandler for UmadFile {
             return;
         };
         // Dropping the packet on the way out frees the MAD.
-        let Ok(mut packet) = Packet::new(Body::Received(mad)) else {
+        let Ok(mut packet) = Packet::new_received(mad) else {
             return;
         };
         let hdr = &mut packet.hdr;

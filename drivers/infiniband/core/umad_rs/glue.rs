@@ -16,6 +16,7 @@
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
+//! - `err`: error pointers.
 //! - `uaccess`: user memory, accessed as C accesses it.
 //! - `trace`: the C tracepoints, fired through the shim.
 //!
@@ -25,6 +26,7 @@
 pub(crate) mod bindings;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
+pub(crate) mod err;
 pub(crate) mod fs;
 pub(crate) mod list;
 pub(crate) mod nospec;

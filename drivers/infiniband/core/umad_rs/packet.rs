@@ -74,13 +74,25 @@ pub(crate) enum Body {
 }
 
 impl Packet {
-    /// A packet of `body` with an all-zero header, which the caller fills
-    /// in before queueing the packet.
-    pub(crate) fn new(body: Body) -> Result<PacketBox> {
+    /// A packet of a received MAD with an all-zero header, which the
+    /// caller fills in before queueing the packet.
+    pub(crate) fn new_received(mad: ReceivedMad) -> Result<PacketBox> {
         PACKETS.alloc(Self {
             links: Links::new(),
             hdr: UserMadHdr::default(),
-            body,
+            body: Body::Received(mad),
+        })
+    }
+
+    /// The packet of a MAD a file sends: the umad header it was written
+    /// with, and its common header as sent. Inline, as every write makes
+    /// one: the header goes from the writer's copy into the new object.
+    #[inline(always)]
+    pub(crate) fn new_sent(hdr: &UserMadHdr, mad: MadHdr) -> Result<PacketBox> {
+        PACKETS.alloc(Self {
+            links: Links::new(),
+            hdr: *hdr,
+            body: Body::Sent(mad),
         })
     }
 

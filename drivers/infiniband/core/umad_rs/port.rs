@@ -291,18 +291,22 @@ impl FileOps for UmadFileOps {
         file.close();
     }
 
+    #[inline(always)]
     fn read(file: FileData<'_, Self>, f: &File, out: UserWriter) -> Result<usize> {
         file.read(f, out)
     }
 
+    #[inline(always)]
     fn write(file: FileData<'_, Self>, _: &File, input: UserReader) -> Result<usize> {
         file.write(input)
     }
 
+    #[inline(always)]
     fn poll(file: FileData<'_, Self>, f: &File, table: &PollTable) -> u32 {
         file.poll(f, table)
     }
 
+    #[inline(always)]
     fn ioctl(
         file: FileData<'_, Self>,
         _: &File,

@@ -40,7 +40,7 @@ impl AgentRequest {
         Ok(match which {
             Register::V1 { compat } => {
                 let mut raw = [0; size_of::<RegReq>()];
-                UserReader::new(arg, raw.len()).read_slice(&mut raw)?;
+                UserReader::new(arg, raw.len()).read_array(&mut raw)?;
                 let req = RegReq::from_bytes(&raw);
                 Self {
                     qpn: req.qpn.into(),
@@ -48,18 +48,18 @@ impl AgentRequest {
                     unknown_flags: 0,
                     rmpp_version: req.rmpp_version,
                     request: (req.mgmt_class != 0).then(|| {
-                        Ok(RegRequest {
-                            mgmt_class: req.mgmt_class,
-                            class_version: req.mgmt_class_version,
-                            oui: req.oui,
-                            method_mask: req.method_mask(compat),
-                        })
+                        Ok(RegRequest::new(
+                            req.mgmt_class,
+                            req.mgmt_class_version,
+                            req.oui,
+                            req.method_mask(compat),
+                        ))
                     }),
                 }
             }
             Register::V2 => {
                 let mut raw = [0; size_of::<RegReq2>()];
-                UserReader::new(arg, raw.len()).read_slice(&mut raw)?;
+                UserReader::new(arg, raw.len()).read_array(&mut raw)?;
                 let req = RegReq2::from_bytes(&raw);
                 Self {
                     qpn: req.qpn,
@@ -68,12 +68,12 @@ impl AgentRequest {
                     rmpp_version: req.rmpp_version,
                     request: (req.mgmt_class != 0).then(|| {
                         let oui = req.oui_bytes().ok_or(req.oui)?;
-                        Ok(RegRequest {
-                            mgmt_class: req.mgmt_class,
-                            class_version: req.mgmt_class_version,
+                        Ok(RegRequest::new(
+                            req.mgmt_class,
+                            req.mgmt_class_version,
                             oui,
-                            method_mask: req.method_mask,
-                        })
+                            req.method_mask,
+                        ))
                     }),
                 }
             }
@@ -102,6 +102,7 @@ impl Register {
 
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
+    #[inline(always)]
     pub(crate) fn ioctl(
         self: ArcBorrow<'_, Self>,
         cmd: u32,

@@ -93,11 +93,6 @@ struct ib_pd *ib_umad_rs_agent_pd(const struct ib_mad_agent *agent)
 	return agent->qp->pd;
 }
 
-bool ib_umad_rs_kernel_rmpp_agent(const struct ib_mad_agent *agent)
-{
-	return ib_mad_kernel_rmpp_agent(agent);
-}
-
 /* The inline setters ib_umad_write uses, for a zeroed attr, in one call. */
 void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32 port_num,
 			u32 dlid, u8 sl, u8 path_bits)

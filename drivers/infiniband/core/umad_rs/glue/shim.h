@@ -32,7 +32,6 @@ void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *cli
 void ib_umad_rs_poll_wait(struct file *filp, wait_queue_head_t *queue, poll_table *table);
 u32 ib_umad_rs_array_index_nospec(u32 index, u32 size);
 struct ib_pd *ib_umad_rs_agent_pd(const struct ib_mad_agent *agent);
-bool ib_umad_rs_kernel_rmpp_agent(const struct ib_mad_agent *agent);
 void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32 port_num,
 			u32 dlid, u8 sl, u8 path_bits);
 void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_index,

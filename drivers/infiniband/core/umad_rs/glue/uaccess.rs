@@ -4,7 +4,9 @@
 //! from its start ([`UserWriter`]), and single `u32`s ([`get_u32`],
 //! [`put_u32`]), each access one call of the kernel's own `copy_from_user`,
 //! `copy_to_user`, `get_user` or `put_user` (through the shim), as ib_umad
-//! makes them.
+//! makes them. A read of a size fixed at build time into an array calls
+//! `_copy_from_user` itself, which is what C's inline `copy_from_user`
+//! comes to for a constant size (`check_copy_size` then checks nothing).
 //!
 //! Upstream counterpart: `rust/kernel/uaccess.rs` (`UserSlice`), which
 //! would replace this file once its accessors inline into modules: each of
@@ -74,6 +76,27 @@ impl UserReader {
             return Err(EFAULT);
         }
         self.skip(len)
+    }
+
+    /// Fills the array `out` from the next bytes, as
+    /// [`UserReader::read_slice`]: `copy_from_user` of a constant size,
+    /// for which C skips hardened usercopy's check of the kernel object
+    /// (`check_copy_size`), as `_copy_from_user` here does. The bounds of
+    /// `out` are its type's.
+    #[inline(always)]
+    pub(crate) fn read_array<const N: usize>(&mut self, out: &mut [u8; N]) -> Result {
+        if N > self.len {
+            return Err(EFAULT);
+        }
+        let n = c_ulong::try_from(N).map_err(|_| EFAULT)?;
+        // SAFETY: `out` is writable for `N` bytes; `_copy_from_user` checks
+        // the user range itself, and fails on a bad one.
+        let left =
+            unsafe { bindings::_copy_from_user(out.as_mut_ptr().cast(), user_ptr(self.addr), n) };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        self.skip(N)
     }
 
     /// Fills `out` from the next bytes, as [`UserReader::read_slice`].

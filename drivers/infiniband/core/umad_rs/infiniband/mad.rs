@@ -11,10 +11,15 @@
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
 //! owns; dropping it gives its buffers back.
 
-use crate::{glue::bindings, infiniband::DeviceHandle};
+use crate::{
+    glue::{
+        bindings,
+        err::{from_err_ptr, to_result},
+    },
+    infiniband::DeviceHandle,
+};
 use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 use kernel::{
-    error::{from_err_ptr, to_result},
     ffi::c_void,
     prelude::*,
     sync::{Arc, ArcBorrow},
@@ -29,13 +34,38 @@ pub(crate) enum QpType {
     Gsi,
 }
 
-/// Which MADs an agent receives unsolicited (`struct ib_mad_reg_req`).
-pub(crate) struct RegRequest {
-    pub(crate) mgmt_class: u8,
-    pub(crate) class_version: u8,
-    pub(crate) oui: [u8; 3],
-    /// Bit `m` for method `m`.
-    pub(crate) method_mask: [u64; 2],
+/// Which MADs an agent receives unsolicited: the MAD layer's own
+/// `struct ib_mad_reg_req`, made where the ioctl reads its request and
+/// passed on as it is.
+#[repr(transparent)]
+pub(crate) struct RegRequest(bindings::ib_mad_reg_req);
+
+impl RegRequest {
+    /// MADs of `mgmt_class` version `class_version` (and `oui`, for a
+    /// vendor class that has one) whose method has its bit `m` set in
+    /// `method_mask`.
+    #[inline(always)]
+    pub(crate) fn new(
+        mgmt_class: u8,
+        class_version: u8,
+        oui: [u8; 3],
+        method_mask: [u64; 2],
+    ) -> Self {
+        // SAFETY: all zeroes is a valid `ib_mad_reg_req` (integers).
+        let mut raw: bindings::ib_mad_reg_req = unsafe { core::mem::zeroed() };
+        raw.mgmt_class = mgmt_class;
+        raw.mgmt_class_version = class_version;
+        raw.oui = oui;
+        let bits = core::mem::size_of::<kernel::ffi::c_ulong>() * 8;
+        for (i, word) in raw.method_mask.iter_mut().enumerate() {
+            let (which, shift) = ((i * bits) / 64, (i * bits) % 64);
+            // CAST: truncation intended: a 32-bit word takes its 32 bits.
+            #[allow(clippy::cast_possible_truncation)]
+            let bits = (method_mask[which] >> shift) as kernel::ffi::c_ulong;
+            *word = bits;
+        }
+        Self(raw)
+    }
 }
 
 /// What a sender attaches to each MAD it posts, and gets back when the
@@ -120,32 +150,17 @@ impl<H: MadHandler> Agent<H> {
         flags: u32,
         handler: Arc<H>,
     ) -> Result<Self> {
-        // SAFETY: all zeroes is a valid `ib_mad_reg_req` (integers).
-        let mut raw_request: bindings::ib_mad_reg_req = unsafe { core::mem::zeroed() };
-        let request_ptr = match request {
-            Some(req) => {
-                raw_request.mgmt_class = req.mgmt_class;
-                raw_request.mgmt_class_version = req.class_version;
-                raw_request.oui = req.oui;
-                let bits = core::mem::size_of::<kernel::ffi::c_ulong>() * 8;
-                for (i, word) in raw_request.method_mask.iter_mut().enumerate() {
-                    let (which, shift) = ((i * bits) / 64, (i * bits) % 64);
-                    // CAST: truncation intended: a 32-bit word takes its 32 bits.
-                    #[allow(clippy::cast_possible_truncation)]
-                    let bits = (req.method_mask[which] >> shift) as kernel::ffi::c_ulong;
-                    *word = bits;
-                }
-                core::ptr::from_mut(&mut raw_request)
-            }
-            None => core::ptr::null_mut(),
-        };
+        let request_ptr = request.map_or(core::ptr::null_mut(), |req| {
+            core::ptr::from_ref(&req.0).cast_mut()
+        });
         let qp_type = match qp {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
         let handler = Arc::into_raw(handler);
         // SAFETY: the device is registered (the handle says so); the
-        // request lives across the call; the handlers are this type's,
+        // request lives across the call, which only reads it (the MAD
+        // layer keeps a copy); the handlers are this type's,
         // and the context stays valid as long as the agent holds `handler`.
         let raw = unsafe {
             bindings::ib_register_mad_agent(
@@ -190,7 +205,7 @@ impl<H: MadHandler> Agent<H> {
     /// Whether the MAD layer runs RMPP for this agent.
     pub(crate) fn kernel_rmpp(&self) -> bool {
         // SAFETY: registered by the type invariants.
-        unsafe { bindings::ib_umad_rs_kernel_rmpp_agent(self.raw.as_ptr()) }
+        unsafe { bindings::ib_mad_kernel_rmpp_agent(self.raw.as_ptr()) != 0 }
     }
 
     /// An address handle for sends to `to` from this agent's port
@@ -244,6 +259,7 @@ impl<H: MadHandler> Agent<H> {
     /// and `data_len` data bytes, zero-filled. Non-RMPP MADs over 256 bytes
     /// are refused with `EINVAL`.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) fn create_send<'a>(
         &'a self,
         ah: AddressHandle<'a>,
@@ -347,6 +363,7 @@ impl<H: MadHandler> SendMad<'_, H> {
 
     /// The MAD's first buffer: its header, and for a MAD without kernel
     /// RMPP its data too.
+    #[inline(always)]
     pub(crate) fn mad(&mut self) -> &mut [u8] {
         let buf = self.buf();
         let len = if self.rmpp_active {
@@ -402,6 +419,7 @@ impl<H: MadHandler> SendMad<'_, H> {
     /// Posts the MAD (`ib_post_send_mad`). When it completes, the handler's
     /// `send_done` gets `context` back. On failure the MAD is freed and
     /// `context` returned with the error.
+    #[inline(always)]
     pub(crate) fn post(
         self,
         context: H::SendContext,

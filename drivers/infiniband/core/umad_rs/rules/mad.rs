@@ -135,6 +135,7 @@ impl SendLayout {
     /// header and a MAD starting `mad`, for an agent with (`kernel_rmpp`)
     /// or without kernel RMPP. `None` when `count` is too short for the
     /// class's header (EINVAL: CVE-2026-23243 was this going negative).
+    #[inline(always)]
     pub(crate) fn new(
         count: usize,
         hdr_size: usize,
