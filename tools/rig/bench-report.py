@@ -83,7 +83,8 @@ def main():
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.invert_yaxis()
     ax.set_xlabel("ib_umad_rs against C (> 1: ib_umad_rs ahead)")
-    ax.set_title(title)
+    # One line a part: the title is wider than the chart.
+    ax.set_title(title.replace(", ", ",\n"), fontsize="medium")
     ax.tick_params(axis="y", labelsize="small")
     fig.tight_layout()
     fig.savefig(f"{prefix}-ratios.png", dpi=110)
