@@ -7,12 +7,15 @@ the four after it), single-steps it to its return to user space, and
 counts each instruction against the function it is in, under the chain of
 callers it was reached through. Single steps run with interrupts and timers
 off (QEMU's default), so a count is the call's own, the same from round to
-round. A close of STEPS_FD ends a driver's phase; after TRACE_PHASES of
-them it detaches, and the guest goes on.
+round. A close of STEPS_FD ends a driver's phase; it detaches then, while
+the guest changes drivers (it would stop at each of the guest's system
+calls, and Debian's kallsyms takes thousands), and attaches again once the
+next phase is ready; after TRACE_PHASES of them the guest goes on.
 
-Symbols: System.map for the kernel, and for modules the guest's
-/proc/kallsyms lines ("@@ksym") that the log has before each phase's
-"@@rig trace ready"; c++filt demangles Rust's.
+Symbols: the guest's /proc/kallsyms lines ("@@ksym"), where KASLR put
+them (Debian ships no System.map): the kernel's text, which the log has
+once, and the modules', which it has before each phase's "@@rig trace
+ready"; c++filt demangles Rust's.
 
 Writes one JSON line per call to TRACE_OUT: phase, the call's name, its
 instruction count, its folded stacks, and how often each instruction of
@@ -24,6 +27,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import gdb
 
@@ -65,24 +69,27 @@ def text_symbols(lines):
     return syms
 
 
+def ksyms(lines):
+    """The text symbols of the log's "@@ksym" lines among lines."""
+    return text_symbols(line[len("@@ksym "):] for line in lines if line.startswith("@@ksym "))
+
+
 class Symbols:
-    """The kernel's text symbols and, phase by phase, the modules'."""
+    """The text symbols of the kernel and its modules, phase by phase."""
 
-    def __init__(self, system_map):
-        with open(system_map) as f:
-            self.kernel = text_symbols(f)
-        self.load_modules()
+    def __init__(self):
+        self.load()
 
-    def load_modules(self):
+    def load(self):
         with open(log_path, errors="replace") as f:
             log = f.read().split("\n")
         ready = max(i for i, line in enumerate(log)
                     if line.startswith("@@rig trace ready"))
         start = max((i for i in range(ready) if log[i] == "@@rig trace symbols"),
                     default=0)
-        modules = text_symbols(line[len("@@ksym "):] for line in log[start:ready]
-                               if line.startswith("@@ksym "))
-        syms = sorted(self.kernel + modules)
+        kernel = [s for s in ksyms(log[:ready]) if not s[2]]
+        modules = [s for s in ksyms(log[start:ready]) if s[2]]
+        syms = sorted(kernel + modules)
         self.addrs = [s[0] for s in syms]
         names = demangle([s[1] for s in syms])
         self.names = [n + (" " + s[2] if s[2] else "") for n, s in zip(names, syms)]
@@ -125,8 +132,14 @@ def trace_call(symbols):
     return {";".join(symbols.names[i] for i in k): n for k, n in folded.items()}, by_function
 
 
+def ready_phases():
+    """How many phases the log says are ready for the tracer."""
+    with open(log_path, errors="replace") as f:
+        return sum(line.startswith("@@rig trace ready") for line in f)
+
+
 def main():
-    symbols = Symbols(os.environ["TRACE_MAP"])
+    symbols = Symbols()
     gdb.execute("set pagination off")
     gdb.execute("target remote " + os.environ["TRACE_TARGET"])
     entry = symbols.addrs[symbols.names.index("entry_SYSCALL_64")]
@@ -139,10 +152,16 @@ def main():
         nr, fd = register("rax"), register("rdi")
         if nr == SYS_CLOSE and fd == STEPS_FD:
             phase, seq = phase + 1, 0
+            if phase < phases:
+                # The steps wait a few seconds after "ready": time to attach.
+                gdb.execute("detach", to_string=True)
+                while ready_phases() <= phase:
+                    time.sleep(0.2)
+                gdb.execute("target remote " + os.environ["TRACE_TARGET"], to_string=True)
             continue
         if seq == 0:
             # The phase's modules, loaded before it began.
-            symbols.load_modules()
+            symbols.load()
         stop.enabled = False
         folded, lines = trace_call(symbols)
         stop.enabled = True

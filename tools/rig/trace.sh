@@ -6,34 +6,40 @@
 # system call single-stepped through QEMU's gdb stub by gdb (trace.py) from
 # its entry to its return to user space. Unlike the benchmark's figures,
 # these counts are exact, and say in which function the instructions go.
-#   trace.sh [iblo|rxe]   (the device: ib_loopback, the default, or rxe)
-# Writes build/trace/<device>.jsonl (each call's folded stacks) and prints
-# trace-report.py's comparison.
+#   trace.sh [iblo|rxe] [plain|debian]
+# (the device: ib_loopback, the default, or rxe; the kernel: the rig's plain
+# 6.12, the default, or Debian's 7.3, the benchmark's, with the module DKMS
+# built). Writes build/trace/<flavour>-<device>.jsonl (each call's folded
+# stacks) and prints trace-report.py's comparison.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 device=${1:-iblo}
-kdir=$(bash "$RIG_DIR/kernel.sh" plain)
+flavour=${2:-plain}
+case $flavour in
+plain | debian) ;;
+*) die "trace.sh: no kernel '$flavour' (plain or debian)" ;;
+esac
 out=$REPO_DIR/build/trace
 mkdir -p "$out"
 logdir=$out/logs
-log=$logdir/plain-trace.log
+log=$logdir/$flavour-trace.log
 rm -f "$log"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # One vCPU: a traced call cannot wait on another CPU that the stub holds.
 RIG_CPUS=1 RIG_LOG_DIR=$logdir RIG_TRACE_DEVICE=$device \
 	RIG_QEMU_EXTRA="-gdb tcp:127.0.0.1:$port" \
-	bash "$RIG_DIR/vm.sh" plain trace > /dev/null &
+	bash "$RIG_DIR/vm.sh" "$flavour" trace > /dev/null &
 vm=$!
 until grep -qs '^@@rig trace ready' "$log"; do
 	kill -0 $vm 2> /dev/null || die "the VM ended before the steps began (log: $log)"
 	sleep 0.2
 done
 log "tracing umad_bench's steps on $device"
-TRACE_LOG=$log TRACE_MAP=$kdir/System.map TRACE_TARGET=127.0.0.1:$port \
-	TRACE_PHASES=2 TRACE_OUT=$out/$device.jsonl \
+TRACE_LOG=$log TRACE_TARGET=127.0.0.1:$port \
+	TRACE_PHASES=2 TRACE_OUT=$out/$flavour-$device.jsonl \
 	gdb -q -nx -batch -x "$RIG_DIR/trace.py" > "$out/gdb.log" 2>&1 ||
 	die "gdb did not finish the trace (its output: $out/gdb.log)"
 wait $vm || die "the VM did not finish (log: $log)"
-python3 "$RIG_DIR/trace-report.py" "$out/$device.jsonl"
+python3 "$RIG_DIR/trace-report.py" "$out/$flavour-$device.jsonl"

@@ -118,13 +118,14 @@ unsafe impl Sync for AgentId {}
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is `handler`, a reference
-/// made by `Arc::into_raw` that the agent owns, and its device stays
-/// registered until the agent is dropped.
+/// `raw` is a registered agent whose context is a reference to its
+/// handler made by `Arc::into_raw`, which the agent owns, and its device
+/// stays registered until the agent is dropped.
 pub(crate) struct Agent<H: MadHandler> {
+    /// One pointer: the handler's reference is the agent's context, and a
+    /// file's 32 slots of agents stay within a smaller `kmalloc` bucket.
     raw: NonNull<bindings::ib_mad_agent>,
-    /// The callbacks' context: kept alive, not used from here.
-    handler: *const H,
+    _handler: PhantomData<Arc<H>>,
 }
 
 // SAFETY: the MAD layer's functions may be called from any task.
@@ -160,8 +161,8 @@ impl<H: MadHandler> Agent<H> {
         let handler = Arc::into_raw(handler);
         // SAFETY: the device is registered (the handle says so); the
         // request lives across the call, which only reads it (the MAD
-        // layer keeps a copy); the handlers are this type's,
-        // and the context stays valid as long as the agent holds `handler`.
+        // layer keeps a copy); the handlers are this type's, and the
+        // context, `handler`'s reference, is the agent's until it drops it.
         let raw = unsafe {
             bindings::ib_register_mad_agent(
                 device.as_raw(),
@@ -178,7 +179,10 @@ impl<H: MadHandler> Agent<H> {
         match from_err_ptr(raw).map(NonNull::new) {
             // INVARIANT: registered just now, with `handler` as its
             // context; the caller keeps the device.
-            Ok(Some(raw)) => Ok(Self { raw, handler }),
+            Ok(Some(raw)) => Ok(Self {
+                raw,
+                _handler: PhantomData,
+            }),
             failed => {
                 // SAFETY: not registered, so nothing else has the reference.
                 drop(unsafe { Arc::from_raw(handler) });
@@ -297,6 +301,9 @@ impl<H: MadHandler> Agent<H> {
 
 impl<H: MadHandler> Drop for Agent<H> {
     fn drop(&mut self) {
+        // Read before unregistering, which frees the agent.
+        // SAFETY: registered by the type invariants.
+        let handler = unsafe { (*self.raw.as_ptr()).context }.cast::<H>();
         // SAFETY: registered by the type invariants, and the device is still
         // registered (the caller of `register` promised). This waits for
         // running callbacks and completes every outstanding send (through
@@ -304,7 +311,7 @@ impl<H: MadHandler> Drop for Agent<H> {
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
         // SAFETY: the agent's reference (the type invariants), no longer
         // used by the MAD layer.
-        drop(unsafe { Arc::from_raw(self.handler) });
+        drop(unsafe { Arc::from_raw(handler) });
     }
 }
 

@@ -221,18 +221,19 @@ impl RegReq {
     /// 32-bit one (`compat`) four `u32`s, low half first.
     pub(crate) fn method_mask(&self, compat: bool) -> MethodMask {
         let w = &self.method_mask;
-        if compat {
-            [
-                u64::from(w[0]) | (u64::from(w[1]) << 32),
-                u64::from(w[2]) | (u64::from(w[3]) << 32),
-            ]
-        } else {
-            let join = |a: u32, b: u32| {
-                let (a, b) = (a.to_ne_bytes(), b.to_ne_bytes());
-                u64::from_ne_bytes([a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]])
+        // An `unsigned long` in memory has its low half first where the
+        // machine is little-endian. In shifts, not bytes: the compiler
+        // assembled the bytes one at a time (55 instructions a register).
+        let low_first = compat || cfg!(target_endian = "little");
+        let join = |first: u32, second: u32| {
+            let (low, high) = if low_first {
+                (first, second)
+            } else {
+                (second, first)
             };
-            [join(w[0], w[1]), join(w[2], w[3])]
-        }
+            u64::from(low) | (u64::from(high) << 32)
+        };
+        [join(w[0], w[1]), join(w[2], w[3])]
     }
 }
 
