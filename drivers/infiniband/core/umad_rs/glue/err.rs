@@ -11,8 +11,9 @@
 
 use kernel::{ffi::c_int, prelude::*};
 
-/// `MAX_ERRNO`: error pointers are the last 4095 addresses.
-const MAX_ERRNO: usize = 4095;
+/// Error pointers are the last `MAX_ERRNO` addresses.
+// CAST: 4095, which any address width holds.
+const MAX_ERRNO: usize = kernel::bindings::MAX_ERRNO as usize;
 
 /// `ptr`, or the errno it encodes (`IS_ERR`, `PTR_ERR`).
 #[inline]

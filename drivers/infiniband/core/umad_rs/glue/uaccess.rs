@@ -64,15 +64,28 @@ impl UserReader {
     ///
     /// `to` is valid for writes of `len` bytes.
     unsafe fn read_to(&mut self, to: *mut c_void, len: usize) -> Result {
+        // SAFETY: `copy_next` copies `n` = `len` bytes, for which `to` is
+        // writable (the caller's promise); `copy_from_user` checks the user
+        // range itself, and fails on a bad one.
+        self.copy_next(len, |from, n| unsafe {
+            bindings::ib_umad_rs_copy_from_user(to, from, n)
+        })
+    }
+
+    /// The next `len` bytes through `copy`, a C copy from user memory
+    /// (given the user address and `len` as the count) that returns what
+    /// it left uncopied; `EFAULT` past the end or for anything left.
+    #[inline(always)]
+    fn copy_next(
+        &mut self,
+        len: usize,
+        copy: impl FnOnce(*const c_void, c_ulong) -> c_ulong,
+    ) -> Result {
         if len > self.len {
             return Err(EFAULT);
         }
         let n = c_ulong::try_from(len).map_err(|_| EFAULT)?;
-        // SAFETY: `to` is writable for `len` bytes (the caller's promise);
-        // `copy_from_user` checks the user range itself, and fails on a bad
-        // one.
-        let left = unsafe { bindings::ib_umad_rs_copy_from_user(to, user_ptr(self.addr), n) };
-        if left != 0 {
+        if copy(user_ptr(self.addr), n) != 0 {
             return Err(EFAULT);
         }
         self.skip(len)
@@ -85,18 +98,12 @@ impl UserReader {
     /// `out` are its type's.
     #[inline(always)]
     pub(crate) fn read_array<const N: usize>(&mut self, out: &mut [u8; N]) -> Result {
-        if N > self.len {
-            return Err(EFAULT);
-        }
-        let n = c_ulong::try_from(N).map_err(|_| EFAULT)?;
-        // SAFETY: `out` is writable for `N` bytes; `_copy_from_user` checks
-        // the user range itself, and fails on a bad one.
-        let left =
-            unsafe { bindings::_copy_from_user(out.as_mut_ptr().cast(), user_ptr(self.addr), n) };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        self.skip(N)
+        // SAFETY: `copy_next` copies `n` = `N` bytes, for which `out` is
+        // writable; `_copy_from_user` checks the user range itself, and
+        // fails on a bad one.
+        self.copy_next(N, |from, n| unsafe {
+            bindings::_copy_from_user(out.as_mut_ptr().cast(), from, n)
+        })
     }
 
     /// Fills `out` from the next bytes, as [`UserReader::read_slice`].
