@@ -412,16 +412,11 @@ impl From<&UserMadHdr> for AddressVector {
 impl MadHandler for UmadFile {
     type SendContext = Outstanding;
 
-    fn received(
-        this: ArcBorrow<'_, Self>,
-        agent: AgentId,
-        mad: ReceivedMad,
-        completion: &RecvCompletion<'_>,
-    ) {
+    fn received(&self, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>) {
         if !completion.is_success() {
             return;
         }
-        let Ok(length) = u32::try_from(this.layout().size() + mad.len()) else {
+        let Ok(length) = u32::try_from(self.layout().size() + mad.len()) else {
             return;
         };
         // Dropping the packet on the way out frees the MAD.
@@ -450,7 +445,7 @@ impl MadHandler for UmadFile {
             hdr.gid = route.dgid;
             hdr.flow_label = Be32::new(route.flow_label);
         }
-        this.enqueue(
+        self.enqueue(
             agent,
             move |id| {
                 packet.hdr.id = id;
@@ -460,19 +455,14 @@ impl MadHandler for UmadFile {
         );
     }
 
-    fn send_done(
-        this: ArcBorrow<'_, Self>,
-        agent: AgentId,
-        outstanding: Outstanding,
-        timed_out: bool,
-    ) {
+    fn send_done(&self, agent: AgentId, outstanding: Outstanding, timed_out: bool) {
         // SAFETY: the file's agents post only sends that `write` put in
         // the file's table, and each completes once.
-        let packet = unsafe { this.sends.lock().take(outstanding) };
+        let packet = unsafe { self.sends.lock().take(outstanding) };
         if timed_out {
             // Reported if the agent is still the file's; never dropped for
             // the queue's length.
-            this.enqueue(agent, |_| packet, false);
+            self.enqueue(agent, |_| packet, false);
         }
     }
 }

@@ -21,97 +21,126 @@ use core::{
     mem::{offset_of, size_of},
     sync::atomic::Ordering,
 };
-use kernel::{prelude::*, sync::ArcBorrow};
+use kernel::prelude::*;
 
-/// A register ioctl's request, as far as the checks go.
-struct AgentRequest {
-    qpn: u32,
-    flags: u32,
-    /// Flags REGISTER_AGENT2 does not know.
-    unknown_flags: u32,
-    rmpp_version: u8,
+/// A register ioctl's request, as far as the checks go. Each ioctl has its
+/// own `register`, so the MAD layer's request is built once, where it is
+/// passed, with no merge of the two layouts in between.
+trait AgentRequest: Sized {
+    /// ib_umad's name for the ioctl's handler, which its messages start with.
+    const NAME: &'static str;
+    /// Whether the ioctl fixes the file's header layout at 64 bytes.
+    const NEW_LAYOUT: bool;
+
+    /// The request at `arg`; `compat` from a 32-bit process.
+    fn read(arg: usize, compat: bool) -> Result<Self>;
+    fn qpn(&self) -> u32;
+    fn flags(&self) -> u32;
+    fn rmpp_version(&self) -> u8;
     /// What to receive unsolicited: nothing (a send-only agent), or a
     /// class's MADs; `Err` with an OUI that does not fit in 24 bits.
-    request: Option<core::result::Result<RegRequest, u32>>,
+    fn request(&self) -> Option<core::result::Result<RegRequest, u32>>;
+
+    /// Flags the ioctl does not know.
+    fn unknown_flags(&self) -> u32 {
+        0
+    }
 }
 
-impl AgentRequest {
-    fn read(arg: usize, which: Register) -> Result<Self> {
-        Ok(match which {
-            Register::V1 { compat } => {
-                let mut raw = [0; size_of::<RegReq>()];
-                UserReader::new(arg, raw.len()).read_array(&mut raw)?;
-                let req = RegReq::from_bytes(&raw);
-                Self {
-                    qpn: req.qpn.into(),
-                    flags: 0,
-                    unknown_flags: 0,
-                    rmpp_version: req.rmpp_version,
-                    request: (req.mgmt_class != 0).then(|| {
-                        Ok(RegRequest::new(
-                            req.mgmt_class,
-                            req.mgmt_class_version,
-                            req.oui,
-                            req.method_mask(compat),
-                        ))
-                    }),
-                }
-            }
-            Register::V2 => {
-                let mut raw = [0; size_of::<RegReq2>()];
-                UserReader::new(arg, raw.len()).read_array(&mut raw)?;
-                let req = RegReq2::from_bytes(&raw);
-                Self {
-                    qpn: req.qpn,
-                    flags: req.flags,
-                    unknown_flags: req.unknown_flags(),
-                    rmpp_version: req.rmpp_version,
-                    request: (req.mgmt_class != 0).then(|| {
-                        let oui = req.oui_bytes().ok_or(req.oui)?;
-                        Ok(RegRequest::new(
-                            req.mgmt_class,
-                            req.mgmt_class_version,
-                            oui,
-                            req.method_mask,
-                        ))
-                    }),
-                }
-            }
+/// REGISTER_AGENT's request, and whether the caller is a 32-bit process.
+struct RegisterV1 {
+    req: RegReq,
+    compat: bool,
+}
+
+impl AgentRequest for RegisterV1 {
+    const NAME: &'static str = "ib_umad_reg_agent";
+    const NEW_LAYOUT: bool = false;
+
+    #[inline(always)]
+    fn read(arg: usize, compat: bool) -> Result<Self> {
+        let mut raw = [0; size_of::<RegReq>()];
+        UserReader::new(arg, raw.len()).read_array(&mut raw)?;
+        Ok(Self {
+            req: RegReq::from_bytes(&raw),
+            compat,
+        })
+    }
+
+    fn qpn(&self) -> u32 {
+        self.req.qpn.into()
+    }
+
+    fn flags(&self) -> u32 {
+        0
+    }
+
+    fn rmpp_version(&self) -> u8 {
+        self.req.rmpp_version
+    }
+
+    #[inline(always)]
+    fn request(&self) -> Option<core::result::Result<RegRequest, u32>> {
+        let req = &self.req;
+        (req.mgmt_class != 0).then(|| {
+            Ok(RegRequest::new(
+                req.mgmt_class,
+                req.mgmt_class_version,
+                req.oui,
+                req.method_mask(self.compat),
+            ))
         })
     }
 }
 
-/// Which register ioctl.
-#[derive(Clone, Copy)]
-enum Register {
-    /// REGISTER_AGENT; `compat` from a 32-bit process.
-    V1 { compat: bool },
-    /// REGISTER_AGENT2.
-    V2,
-}
+impl AgentRequest for RegReq2 {
+    const NAME: &'static str = "ib_umad_reg_agent2";
+    const NEW_LAYOUT: bool = true;
 
-impl Register {
-    /// ib_umad's name for the ioctl's handler, which its messages start with.
-    fn name(self) -> &'static str {
-        match self {
-            Register::V1 { .. } => "ib_umad_reg_agent",
-            Register::V2 => "ib_umad_reg_agent2",
-        }
+    #[inline(always)]
+    fn read(arg: usize, _compat: bool) -> Result<Self> {
+        let mut raw = [0; size_of::<RegReq2>()];
+        UserReader::new(arg, raw.len()).read_array(&mut raw)?;
+        Ok(RegReq2::from_bytes(&raw))
+    }
+
+    fn qpn(&self) -> u32 {
+        self.qpn
+    }
+
+    fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    fn rmpp_version(&self) -> u8 {
+        self.rmpp_version
+    }
+
+    #[inline(always)]
+    fn request(&self) -> Option<core::result::Result<RegRequest, u32>> {
+        (self.mgmt_class != 0).then(|| {
+            let oui = self.oui_bytes().ok_or(self.oui)?;
+            Ok(RegRequest::new(
+                self.mgmt_class,
+                self.mgmt_class_version,
+                oui,
+                self.method_mask,
+            ))
+        })
+    }
+
+    fn unknown_flags(&self) -> u32 {
+        RegReq2::unknown_flags(self)
     }
 }
 
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
     #[inline(always)]
-    pub(crate) fn ioctl(
-        self: ArcBorrow<'_, Self>,
-        cmd: u32,
-        arg: usize,
-        compat: bool,
-    ) -> Result<i32> {
+    pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<i32> {
         match Ioctl::from_cmd(cmd) {
-            Some(Ioctl::RegisterAgent) => self.register(arg, Register::V1 { compat }),
-            Some(Ioctl::RegisterAgent2) => self.register(arg, Register::V2),
+            Some(Ioctl::RegisterAgent) => self.register::<RegisterV1>(arg, compat),
+            Some(Ioctl::RegisterAgent2) => self.register::<RegReq2>(arg, compat),
             Some(Ioctl::UnregisterAgent) => self.unregister(arg),
             Some(Ioctl::EnablePkey) => self.enable_pkey(),
             None => Err(ENOIOCTLCMD),
@@ -122,29 +151,29 @@ impl UmadFile {
     /// REGISTER_AGENT and REGISTER_AGENT2: a new agent in the lowest free
     /// slot, whose number goes back in the request's `id`. The checks and
     /// their order are ib_umad's.
-    fn register(self: ArcBorrow<'_, Self>, arg: usize, which: Register) -> Result {
+    fn register<R: AgentRequest>(&self, arg: usize, compat: bool) -> Result {
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();
         let Some(device) = port_state.device() else {
-            notice!(self.port, "{}: invalid device\n", which.name());
+            notice!(self.port, "{}: invalid device\n", R::NAME);
             return Err(EPIPE);
         };
-        let req = AgentRequest::read(arg, which)?;
-        if req.qpn > 1 {
+        let req = R::read(arg, compat)?;
+        if req.qpn() > 1 {
             notice!(
                 self.port,
                 "{}: invalid QPN {} specified\n",
-                which.name(),
-                req.qpn
+                R::NAME,
+                req.qpn()
             );
             return Err(EINVAL);
         }
-        if req.unknown_flags != 0 {
+        if req.unknown_flags() != 0 {
             notice!(
                 self.port,
                 "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
-                which.name(),
-                req.flags,
+                R::NAME,
+                req.flags(),
                 uapi::REG_FLAGS_CAP
             );
             // Tell the caller what is supported.
@@ -158,39 +187,40 @@ impl UmadFile {
             notice!(
                 self.port,
                 "{}: Max Agents ({MAX_AGENTS}) reached\n",
-                which.name()
+                R::NAME
             );
             return Err(ENOMEM);
         };
-        let request = match req.request {
+        let request = req.request();
+        let request = match request {
             None => None,
             Some(Err(oui)) => {
-                notice!(
-                    self.port,
-                    "{} failed: oui invalid {oui:#010x}\n",
-                    which.name()
-                );
+                notice!(self.port, "{} failed: oui invalid {oui:#010x}\n", R::NAME);
                 return Err(EINVAL);
             }
             Some(Ok(ref request)) => Some(request),
         };
-        let qp = if req.qpn == 0 {
+        let qp = if req.qpn() == 0 {
             QpType::Smi
         } else {
             QpType::Gsi
         };
         // SAFETY: the agent goes into this file's slots, which it leaves
-        // only as a `Retired`, unregistered under the port's lock: by the
-        // time the port's `kill` returns, hence before the device goes.
+        // only as a `Retired`, unregistered under the port's lock: by
+        // UNREGISTER_AGENT, by the port's `kill` before it returns, hence
+        // before the device goes, or at the latest by `close`, which the
+        // file's release runs before it drops the open file's reference to
+        // the file, the handler. Until then the file is neither dropped nor
+        // moved (it is pinned in its `Arc`).
         let agent = unsafe {
             Agent::register(
                 device,
                 self.port.number,
                 qp,
                 request,
-                req.rmpp_version,
-                req.flags,
-                self.into(),
+                req.rmpp_version(),
+                req.flags(),
+                self,
             )
         }?;
         if let Err(e) = uaccess::put_u32(arg, slot.id()) {
@@ -200,10 +230,10 @@ impl UmadFile {
         slot.put(agent);
         if !state.already_used {
             state.already_used = true;
-            match which {
-                Register::V2 => self.new_layout.store(true, Ordering::Relaxed),
-                Register::V1 { .. } if self.layout() == HdrLayout::Old => self.port.warn_old_abi(),
-                Register::V1 { .. } => {}
+            if R::NEW_LAYOUT {
+                self.new_layout.store(true, Ordering::Relaxed);
+            } else if self.layout() == HdrLayout::Old {
+                self.port.warn_old_abi();
             }
         }
         Ok(())
@@ -225,6 +255,9 @@ impl UmadFile {
     }
 
     /// ENABLE_PKEY: the 64-byte header, unless an agent fixed the layout.
+    /// Out of line: a file calls it once, and inlined it would cost every
+    /// other ioctl saved registers.
+    #[inline(never)]
     fn enable_pkey(&self) -> Result {
         let state = self.state.lock();
         if state.already_used {

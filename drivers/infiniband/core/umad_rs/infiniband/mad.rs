@@ -4,8 +4,7 @@
 //! agents, the MADs they send and receive, and address handles.
 //!
 //! Ownership is in the types. An [`Agent`] is one registration, undone on
-//! drop; it keeps its handler alive for as long as the MAD layer can call
-//! it. A [`SendMad`] borrows its agent and is either dropped (freed) or
+//! drop; its handler, which it borrows, must outlive it. A [`SendMad`] borrows its agent and is either dropped (freed) or
 //! posted, after which the MAD layer owns it until the send completes:
 //! then this module frees it and hands the sender back the context it
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
@@ -19,11 +18,7 @@ use crate::{
     infiniband::DeviceHandle,
 };
 use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
-use kernel::{
-    ffi::c_void,
-    prelude::*,
-    sync::{Arc, ArcBorrow},
-};
+use kernel::{ffi::c_void, prelude::*};
 
 /// The two MAD QPs of a port.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -86,22 +81,12 @@ pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
 
     /// A MAD arrived for `agent`: unsolicited, or a response to one of its
     /// requests. `completion` describes it, only during this call.
-    fn received(
-        this: ArcBorrow<'_, Self>,
-        agent: AgentId,
-        mad: ReceivedMad,
-        completion: &RecvCompletion<'_>,
-    );
+    fn received(&self, agent: AgentId, mad: ReceivedMad, completion: &RecvCompletion<'_>);
 
     /// A send of `agent` completed; `timed_out` if it was a request whose
     /// response did not come in time (`IB_WC_RESP_TIMEOUT_ERR`). The MAD
     /// and its address handle are freed already.
-    fn send_done(
-        this: ArcBorrow<'_, Self>,
-        agent: AgentId,
-        context: Self::SendContext,
-        timed_out: bool,
-    );
+    fn send_done(&self, agent: AgentId, context: Self::SendContext, timed_out: bool);
 }
 
 /// Which agent a callback is about: comparable, not usable.
@@ -118,14 +103,12 @@ unsafe impl Sync for AgentId {}
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is a reference to its
-/// handler made by `Arc::into_raw`, which the agent owns, and its device
-/// stays registered until the agent is dropped.
+/// `raw` is a registered agent whose context is its handler, an `H` that
+/// stays valid, and whose device stays registered, until the agent is
+/// dropped.
 pub(crate) struct Agent<H: MadHandler> {
-    /// One pointer: the handler's reference is the agent's context, and a
-    /// file's 32 slots of agents stay within a smaller `kmalloc` bucket.
     raw: NonNull<bindings::ib_mad_agent>,
-    _handler: PhantomData<Arc<H>>,
+    _handler: PhantomData<*const H>,
 }
 
 // SAFETY: the MAD layer's functions may be called from any task.
@@ -139,8 +122,8 @@ impl<H: MadHandler> Agent<H> {
     ///
     /// # Safety
     ///
-    /// The agent is dropped before the IB client's `remove` of `device`
-    /// returns.
+    /// The agent is dropped before `handler` goes (is dropped or moved), and
+    /// before the IB client's `remove` of `device` returns.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn register(
         device: &DeviceHandle,
@@ -149,7 +132,7 @@ impl<H: MadHandler> Agent<H> {
         request: Option<&RegRequest>,
         rmpp_version: u8,
         flags: u32,
-        handler: Arc<H>,
+        handler: &H,
     ) -> Result<Self> {
         let request_ptr = request.map_or(core::ptr::null_mut(), |req| {
             core::ptr::from_ref(&req.0).cast_mut()
@@ -158,11 +141,10 @@ impl<H: MadHandler> Agent<H> {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
-        let handler = Arc::into_raw(handler);
         // SAFETY: the device is registered (the handle says so); the
         // request lives across the call, which only reads it (the MAD
         // layer keeps a copy); the handlers are this type's, and the
-        // context, `handler`'s reference, is the agent's until it drops it.
+        // context, `handler`, outlives the agent (the caller promised).
         let raw = unsafe {
             bindings::ib_register_mad_agent(
                 device.as_raw(),
@@ -172,23 +154,17 @@ impl<H: MadHandler> Agent<H> {
                 rmpp_version,
                 Some(send_callback::<H>),
                 Some(recv_callback::<H>),
-                handler.cast_mut().cast(),
+                core::ptr::from_ref(handler).cast_mut().cast(),
                 flags,
             )
         };
-        match from_err_ptr(raw).map(NonNull::new) {
-            // INVARIANT: registered just now, with `handler` as its
-            // context; the caller keeps the device.
-            Ok(Some(raw)) => Ok(Self {
-                raw,
-                _handler: PhantomData,
-            }),
-            failed => {
-                // SAFETY: not registered, so nothing else has the reference.
-                drop(unsafe { Arc::from_raw(handler) });
-                Err(failed.err().unwrap_or(EINVAL))
-            }
-        }
+        let raw = NonNull::new(from_err_ptr(raw)?).ok_or(EINVAL)?;
+        // INVARIANT: registered just now, with `handler` as its context; the
+        // caller keeps the handler and the device.
+        Ok(Self {
+            raw,
+            _handler: PhantomData,
+        })
     }
 
     pub(crate) fn id(&self) -> AgentId {
@@ -301,17 +277,11 @@ impl<H: MadHandler> Agent<H> {
 
 impl<H: MadHandler> Drop for Agent<H> {
     fn drop(&mut self) {
-        // Read before unregistering, which frees the agent.
-        // SAFETY: registered by the type invariants.
-        let handler = unsafe { (*self.raw.as_ptr()).context }.cast::<H>();
         // SAFETY: registered by the type invariants, and the device is still
         // registered (the caller of `register` promised). This waits for
         // running callbacks and completes every outstanding send (through
-        // `send_callback`) before returning, so `handler` may go after it.
+        // `send_callback`) before returning, so the handler may go after it.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
-        // SAFETY: the agent's reference (the type invariants), no longer
-        // used by the MAD layer.
-        drop(unsafe { Arc::from_raw(handler) });
     }
 }
 
@@ -603,10 +573,9 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     _send_buf: *mut bindings::ib_mad_send_buf,
     recv_wc: *mut bindings::ib_mad_recv_wc,
 ) {
-    // SAFETY: the context is the handler reference the `Agent` owns (from
-    // `Arc::into_raw`), alive while the agent is registered, which it is
-    // during its callbacks.
-    let handler = unsafe { ArcBorrow::<H>::from_raw((*agent).context.cast()) };
+    // SAFETY: the context is the agent's handler, valid while the agent is
+    // registered (the `Agent` invariants), which it is during its callbacks.
+    let handler = unsafe { &*(*agent).context.cast::<H>() };
     // SAFETY: the work completion and GRH belong to the receive and are
     // valid during this call (the work completion may not be after it).
     let completion = unsafe {
@@ -619,7 +588,7 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     // SAFETY: the receive is ours to free, and is not null.
     let raw = unsafe { NonNull::new_unchecked(recv_wc) };
     let mad = ReceivedMad { raw };
-    H::received(handler, AgentId(agent), mad, &completion);
+    handler.received(AgentId(agent), mad, &completion);
 }
 
 /// `ib_mad_agent.send_handler`.
@@ -633,7 +602,7 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
     send_wc: *mut bindings::ib_mad_send_wc,
 ) {
     // SAFETY: as in `recv_callback`.
-    let handler = unsafe { ArcBorrow::<H>::from_raw((*agent).context.cast()) };
+    let handler = unsafe { &*(*agent).context.cast::<H>() };
     // SAFETY: `send_wc` describes one of our posted sends, now complete:
     // its buffer, address handle and context are ours again.
     let (timed_out, context) = unsafe {
@@ -648,5 +617,5 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
         drop(ah);
         (timed_out, context)
     };
-    H::send_done(handler, AgentId(agent), context, timed_out);
+    handler.send_done(AgentId(agent), context, timed_out);
 }
