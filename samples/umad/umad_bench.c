@@ -44,7 +44,8 @@
  * steps:       not a figure, and not in the default run: each call the
  *              costs above time (a register and unregister, a write that
  *              fails EIO, a write, a read of what it sent, the node's
- *              open(2) and close(2), a sysfs read), STEPS_ROUNDS times, on
+ *              open(2) and close(2), a sysfs read, the write and the read
+ *              of an RMPP response), STEPS_ROUNDS times, on
  *              descriptors STEPS_FD and up, which tell the rig's
  *              instruction tracer (tools/rig/trace.sh) which system calls
  *              to follow; a close of STEPS_FD ends them
@@ -97,6 +98,9 @@
 #define SHARED_MADS 8192
 #define STEPS_FD 100
 #define STEPS_ROUNDS 3
+/* The steps' RMPP response: two segments. On ib_loopback its write runs
+ * the whole RMPP exchange, some 30000 instructions a segment to trace. */
+#define STEPS_RMPP_SEGMENTS 2
 /* How long the steps wait for the tracer to attach. */
 #define STEPS_WAIT_S 3
 
@@ -564,64 +568,98 @@ static int open_close(struct bench *b)
 }
 
 /*
- * RMPP_TRANSFERS GETs of RANGE2_CLASS, each answered with a response of
- * segments segments, which the server's agent (RMPP version 1) has the
- * kernel send and the client's has it reassemble. The client's GETs wait
- * for the response: a kernel-RMPP agent drops a response it asked nothing
- * for.
+ * A client and a server of RANGE2_CLASS whose agents (RMPP version 1) have
+ * the kernel send and reassemble RMPP: the server answers GETs with
+ * responses of segments segments.
  */
-static int rmpp_level(struct bench *b, int segments)
-{
-	const int data = segments * RMPP_SEGMENT_DATA, size = RANGE2_HDR + data;
-	int client_fd, server_fd, client, server, ret = 0, len;
-	uint8_t *response = calloc(1, umad_size() + size), *mad;
-	double start;
+struct rmpp_pair {
+	int client_fd, server_fd, client, server, segments;
+	uint8_t *response;
+};
 
-	if (!response)
+static int rmpp_open(struct bench *b, struct rmpp_pair *r, int segments)
+{
+	const int data = segments * RMPP_SEGMENT_DATA;
+	uint8_t *mad;
+
+	r->segments = segments;
+	r->response = calloc(1, umad_size() + RANGE2_HDR + data);
+	if (!r->response)
 		return fail("rmpp", ENOMEM);
-	client_fd = umad_open_port(b->argv[1], 1);
-	server_fd = umad_open_port(b->argv[2], 1);
-	if (client_fd < 0 || server_fd < 0)
-		return fail("rmpp: open", client_fd < 0 ? client_fd : server_fd);
-	server = register_class(server_fd, RANGE2_CLASS, get_only, 1);
-	client = register_class(client_fd, RANGE2_CLASS, NULL, 1);
-	if (server < 0 || client < 0)
-		return fail("rmpp: register", server < 0 ? server : client);
-	mad = umad_get_mad(response);
+	r->client_fd = umad_open_port(b->argv[1], 1);
+	r->server_fd = umad_open_port(b->argv[2], 1);
+	if (r->client_fd < 0 || r->server_fd < 0)
+		return fail("rmpp: open", r->client_fd < 0 ? r->client_fd : r->server_fd);
+	r->server = register_class(r->server_fd, RANGE2_CLASS, get_only, 1);
+	r->client = register_class(r->client_fd, RANGE2_CLASS, NULL, 1);
+	if (r->server < 0 || r->client < 0)
+		return fail("rmpp: register", r->server < 0 ? r->server : r->client);
+	mad = umad_get_mad(r->response);
 	for (int i = 0; i < data; i++)
 		mad[RANGE2_HDR + i] = i % 251;
-
-	start = seconds();
-	for (int i = 0; i < RMPP_TRANSFERS && !ret; i++) {
-		address_class(b->umad, &b->to_server, RANGE2_CLASS, METHOD_GET, next_tid());
-		ret = umad_send(client_fd, client, b->umad, MAD_SIZE, 5000, 0);
-		len = MAD_SIZE;
-		if (ret || (ret = umad_recv(server_fd, b->umad, &len, 5000)) != server)
-			return fail("rmpp: GET", ret < 0 ? ret : EPROTO);
-		/* The response: the GET's header, then RMPP active, which the
-		 * kernel cuts into segments. */
-		memcpy(mad, umad_get_mad(b->umad), RANGE2_HDR);
-		mad[3] = METHOD_GET_RESP;
-		mad[24] = 1; /* RMPP version */
-		mad[25] = 1; /* DATA */
-		mad[26] = 1; /* ACTIVE */
-		umad_set_addr(response, be16toh(b->to_client.lid), 1, 0, QP1_QKEY);
-		umad_set_grh(response, b->to_client.grh_present ? &b->to_client : NULL);
-		ret = umad_send(server_fd, server, response, size, 0, 0);
-		if (ret)
-			return fail("rmpp: response", ret);
-		len = size;
-		ret = umad_recv(client_fd, response, &len, 5000);
-		if (ret != client || len != size || mad[RANGE2_HDR + data - 1] != (data - 1) % 251)
-			return fail("rmpp: read", ret < 0 ? ret : EPROTO);
-		ret = 0;
-	}
-	printf("rmpp_%d %.0f kB/s\n", segments,
-	       (double)data * RMPP_TRANSFERS / 1000 / (seconds() - start));
-	umad_close_port(client_fd);
-	umad_close_port(server_fd);
-	free(response);
 	return 0;
+}
+
+static void rmpp_close(struct rmpp_pair *r)
+{
+	umad_close_port(r->client_fd);
+	umad_close_port(r->server_fd);
+	free(r->response);
+}
+
+/*
+ * One GET and its response: the response is written on server_fd and read
+ * on client_fd, descriptors of the pair's ports (the steps pass dups). The
+ * client's GET waits for the response: a kernel-RMPP agent drops a
+ * response it asked nothing for.
+ */
+static int rmpp_transfer(struct bench *b, struct rmpp_pair *r, int server_fd, int client_fd)
+{
+	const int data = r->segments * RMPP_SEGMENT_DATA, size = RANGE2_HDR + data;
+	uint8_t *mad = umad_get_mad(r->response);
+	int ret, len = MAD_SIZE;
+
+	address_class(b->umad, &b->to_server, RANGE2_CLASS, METHOD_GET, next_tid());
+	ret = umad_send(r->client_fd, r->client, b->umad, MAD_SIZE, 5000, 0);
+	if (ret || (ret = umad_recv(r->server_fd, b->umad, &len, 5000)) != r->server)
+		return fail("rmpp: GET", ret < 0 ? ret : EPROTO);
+	/* The response: the GET's header, then RMPP active, which the kernel
+	 * cuts into segments. */
+	memcpy(mad, umad_get_mad(b->umad), RANGE2_HDR);
+	mad[3] = METHOD_GET_RESP;
+	mad[24] = 1; /* RMPP version */
+	mad[25] = 1; /* DATA */
+	mad[26] = 1; /* ACTIVE */
+	umad_set_addr(r->response, be16toh(b->to_client.lid), 1, 0, QP1_QKEY);
+	umad_set_grh(r->response, b->to_client.grh_present ? &b->to_client : NULL);
+	ret = umad_send(server_fd, r->server, r->response, size, 0, 0);
+	if (ret)
+		return fail("rmpp: response", ret);
+	len = size;
+	ret = umad_recv(client_fd, r->response, &len, 5000);
+	if (ret != r->client || len != size || mad[RANGE2_HDR + data - 1] != (data - 1) % 251)
+		return fail("rmpp: read", ret < 0 ? ret : EPROTO);
+	return 0;
+}
+
+/* RMPP_TRANSFERS GETs answered by responses of segments segments. */
+static int rmpp_level(struct bench *b, int segments)
+{
+	struct rmpp_pair r;
+	int ret = rmpp_open(b, &r, segments);
+	double start;
+
+	if (ret)
+		return ret;
+	start = seconds();
+	for (int i = 0; i < RMPP_TRANSFERS && !ret; i++)
+		ret = rmpp_transfer(b, &r, r.server_fd, r.client_fd);
+	if (!ret)
+		printf("rmpp_%d %.0f kB/s\n", segments,
+		       (double)segments * RMPP_SEGMENT_DATA * RMPP_TRANSFERS / 1000 /
+			       (seconds() - start));
+	rmpp_close(&r);
+	return ret;
 }
 
 static int rmpp(struct bench *b)
@@ -713,18 +751,20 @@ static int shared(struct bench *b)
  */
 static int steps(struct bench *b)
 {
-	enum { client = STEPS_FD, server, dir, ibdev, node };
+	enum { client = STEPS_FD, server, dir, ibdev, node, rmpp_server, rmpp_client };
 	char name[256], path[300], buf[64];
+	struct rmpp_pair r;
 	int fd, len, ret;
 
-	ret = umad_node(b->argv[1], name);
+	ret = umad_node(b->argv[1], name) ?: rmpp_open(b, &r, STEPS_RMPP_SEGMENTS);
 	if (ret)
 		return fail("steps", ret);
 	snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/ibdev", name);
 	if (dup2(b->client_fd, client) < 0 || dup2(b->server_fd, server) < 0 ||
 	    (fd = open("/dev/infiniband", O_RDONLY | O_DIRECTORY)) < 0 ||
 	    dup2(fd, dir) < 0 || close(fd) || (fd = open(path, O_RDONLY)) < 0 ||
-	    dup2(fd, ibdev) < 0 || close(fd))
+	    dup2(fd, ibdev) < 0 || close(fd) || dup2(r.server_fd, rmpp_server) < 0 ||
+	    dup2(r.client_fd, rmpp_client) < 0)
 		return fail("steps", errno);
 	sleep(STEPS_WAIT_S);
 	for (int i = 0; i < STEPS_ROUNDS; i++) {
@@ -744,6 +784,9 @@ static int steps(struct bench *b)
 			return fail("steps: open", errno);
 		if (pread(ibdev, buf, sizeof(buf), 0) <= 0)
 			return fail("steps: sysfs", errno);
+		ret = rmpp_transfer(b, &r, rmpp_server, rmpp_client);
+		if (ret)
+			return ret;
 	}
 	/* The tracer's end mark; the other descriptors close at exit, in no
 	 * system call of their own. */

@@ -3,7 +3,7 @@
 
 Attached to the guest through QEMU's gdb stub, this stops at every system
 call whose first argument is one of the steps' descriptors (STEPS_FD and
-the four after it), single-steps it to its return to user space, and
+the six after it), single-steps it to its return to user space, and
 counts each instruction against the function it is in, under the chain of
 callers it was reached through. Single steps run with interrupts and timers
 off (QEMU's default), so a count is the call's own, the same from round to
@@ -32,7 +32,7 @@ import time
 import gdb
 
 STEPS_FD = 100
-STEPS_FDS = range(STEPS_FD, STEPS_FD + 5)
+STEPS_FDS = range(STEPS_FD, STEPS_FD + 7)
 SYS_CLOSE = 3
 # umad_bench's steps, one round: (system call number, descriptor, name).
 ROUND = [
@@ -44,6 +44,8 @@ ROUND = [
     (257, 102, "open (openat)"),
     (3, 104, "close"),
     (17, 103, "sysfs ibdev (pread)"),
+    (1, 105, "write, RMPP 2 segments"),
+    (0, 106, "read, RMPP 2 segments"),
 ]
 USER_TOP = 1 << 63
 DRIVERS = ("[ib_umad]", "[ib_umad_rs]")

@@ -2,7 +2,8 @@
 # Counts, instruction by instruction, what each call that umad_bench times
 # costs in the kernel, for the C ib_umad and ib_umad_rs in one boot of the
 # plain kernel: umad_bench's steps group (a register, an unregister, writes,
-# a read, the node's open and close, a sysfs read; three rounds), each
+# a read, the node's open and close, a sysfs read, an RMPP response's
+# write and read; three rounds), each
 # system call single-stepped through QEMU's gdb stub by gdb (trace.py) from
 # its entry to its return to user space. Unlike the benchmark's figures,
 # these counts are exact, and say in which function the instructions go.
@@ -28,7 +29,9 @@ rm -f "$log"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # One vCPU: a traced call cannot wait on another CPU that the stub holds.
-RIG_CPUS=1 RIG_LOG_DIR=$logdir RIG_TRACE_DEVICE=$device \
+# Single steps are slow (about a thousand instructions a second): the VM
+# gets 40 minutes.
+VM_TIMEOUT=${VM_TIMEOUT:-2400} RIG_CPUS=1 RIG_LOG_DIR=$logdir RIG_TRACE_DEVICE=$device \
 	RIG_QEMU_EXTRA="-gdb tcp:127.0.0.1:$port" \
 	bash "$RIG_DIR/vm.sh" "$flavour" trace > /dev/null &
 vm=$!

@@ -122,7 +122,7 @@ impl Packet {
                 let first = segments.next().ok_or(EINVAL)?;
                 let plan = RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size())
                     .ok_or(EINVAL)?;
-                out.write_slice(&self.hdr.as_bytes()[..hdr_size])?;
+                write_hdr(&mut out, &self.hdr, layout)?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {
                     return Err(ENOSPC);
@@ -131,7 +131,10 @@ impl Packet {
                 // Most MADs have one segment, and no more to copy.
                 if plan.has_more_segments() {
                     let offset = data_offset(*first.get(1).ok_or(EINVAL)?);
-                    for (len, segment) in plan.more_segments(offset).zip(segments) {
+                    for len in plan.more_segments(offset) {
+                        let Some(segment) = segments.next() else {
+                            break;
+                        };
                         out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
                         last = segment;
                     }
@@ -147,7 +150,7 @@ impl Packet {
                     status: ETIMEDOUT,
                     ..self.hdr
                 };
-                out.write_slice(&report.as_bytes()[..hdr_size])?;
+                write_hdr(&mut out, &report, layout)?;
                 // Through the stack: only the header may leave the slab
                 // object directly (`PACKETS`).
                 let sent = *mad;
@@ -156,5 +159,19 @@ impl Packet {
                 Ok(hdr_size + mad.len())
             }
         }
+    }
+}
+
+/// Writes `hdr` in `layout` to `out`: a copy of a constant size per layout.
+#[inline(always)]
+fn write_hdr(out: &mut UserWriter, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
+    let bytes = hdr.as_bytes();
+    match layout {
+        HdrLayout::Old => out.write_array(
+            bytes
+                .first_chunk::<{ HdrLayout::Old.size() }>()
+                .ok_or(EINVAL)?,
+        ),
+        HdrLayout::New => out.write_array(bytes),
     }
 }

@@ -179,6 +179,7 @@ impl SendTable {
     ///
     /// `outstanding` came from this table's `insert`, and was not taken
     /// before.
+    #[inline(always)]
     pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> PacketBox {
         // SAFETY: the packet is in the table (the caller promised), which
         // owns it, so it is alive.

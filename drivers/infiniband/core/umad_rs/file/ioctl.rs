@@ -34,8 +34,12 @@ trait AgentRequest: Sized {
 
     /// The request at `arg`; `compat` from a 32-bit process.
     fn read(arg: usize, compat: bool) -> Result<Self>;
+    /// The QP: 0 (SMI) or 1 (GSI); any other is refused.
     fn qpn(&self) -> u32;
+    /// The registration flags (`IB_USER_MAD_USER_RMPP`); REGISTER_AGENT
+    /// has none.
     fn flags(&self) -> u32;
+    /// The RMPP version the MAD layer runs for the agent; 0 for none.
     fn rmpp_version(&self) -> u8;
     /// What to receive unsolicited: nothing (a send-only agent), or a
     /// class's MADs; `Err` with an OUI that does not fit in 24 bits.

@@ -4,9 +4,10 @@
 //! from its start ([`UserWriter`]), and single `u32`s ([`get_u32`],
 //! [`put_u32`]), each access one call of the kernel's own `copy_from_user`,
 //! `copy_to_user`, `get_user` or `put_user` (through the shim), as ib_umad
-//! makes them. A read of a size fixed at build time into an array calls
-//! `_copy_from_user` itself, which is what C's inline `copy_from_user`
-//! comes to for a constant size (`check_copy_size` then checks nothing).
+//! makes them. A read of a size fixed at build time into an array, or a
+//! write of one from an array, calls `_copy_from_user` or `_copy_to_user`
+//! itself, which is what C's inline `copy_from_user` and `copy_to_user`
+//! come to for a constant size (`check_copy_size` then checks nothing).
 //!
 //! Upstream counterpart: `rust/kernel/uaccess.rs` (`UserSlice`), which
 //! would replace this file once its accessors inline into modules: each of
@@ -152,9 +153,36 @@ impl UserWriter {
         if left != 0 {
             return Err(EFAULT);
         }
-        self.len -= data.len();
-        self.addr = self.addr.wrapping_add(data.len());
+        self.advance(data.len());
         Ok(())
+    }
+
+    /// Writes the array `data` to the next bytes, as
+    /// [`UserWriter::write_slice`]: `copy_to_user` of a constant size, for
+    /// which C skips hardened usercopy's check of the kernel object
+    /// (`check_copy_size`), as `_copy_to_user` here does. The bounds of
+    /// `data` are its type's.
+    #[inline(always)]
+    pub(crate) fn write_array<const N: usize>(&mut self, data: &[u8; N]) -> Result {
+        if N > self.len {
+            return Err(EFAULT);
+        }
+        let len = c_ulong::try_from(N).map_err(|_| EFAULT)?;
+        // SAFETY: `data` is readable for its `N` bytes; `_copy_to_user`
+        // checks the user range itself, and fails on a bad one.
+        let left =
+            unsafe { bindings::_copy_to_user(user_ptr(self.addr), data.as_ptr().cast(), len) };
+        if left != 0 {
+            return Err(EFAULT);
+        }
+        self.advance(N);
+        Ok(())
+    }
+
+    /// Moves past `n` bytes just written, which were left.
+    fn advance(&mut self, n: usize) {
+        self.len -= n;
+        self.addr = self.addr.wrapping_add(n);
     }
 }
 

@@ -362,6 +362,7 @@ impl<H: MadHandler> SendMad<'_, H> {
 
     /// Data segment `number` (from 1) of a kernel-RMPP send, to be filled:
     /// the MAD layer leaves it uninitialised (but for the last one's pad).
+    #[inline(always)]
     pub(crate) fn segment(&mut self, number: usize) -> Option<&mut [MaybeUninit<u8>]> {
         let buf = self.buf();
         let count = usize::try_from(buf.seg_count).ok()?;
@@ -454,12 +455,14 @@ impl ReceivedMad {
     }
 
     /// The size of each segment's MAD buffer.
+    #[inline(always)]
     pub(crate) fn segment_size(&self) -> usize {
         self.wc().mad_seg_size
     }
 
     /// The MAD buffers in order, each `segment_size` bytes: one, or an
     /// RMPP message's segments.
+    #[inline(always)]
     pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
         let wc = self.raw.as_ptr();
         let size = self.segment_size();

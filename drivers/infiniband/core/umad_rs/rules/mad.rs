@@ -161,15 +161,42 @@ impl SendLayout {
     /// For a kernel-RMPP send: where each data segment comes from, as
     /// (segment number from 1, offset in the user's MAD, length), for
     /// segments of `seg_size` bytes.
-    pub(crate) fn rmpp_segments(
-        &self,
-        seg_size: usize,
-    ) -> impl Iterator<Item = (usize, usize, usize)> {
-        let (hdr_len, data_len) = (self.hdr_len, self.data_len);
-        (0..data_len.div_ceil(seg_size.max(1))).map(move |i| {
-            let start = i * seg_size;
-            (i + 1, hdr_len + start, seg_size.min(data_len - start))
-        })
+    #[inline(always)]
+    pub(crate) fn rmpp_segments(&self, seg_size: usize) -> RmppSegments {
+        RmppSegments {
+            number: 0,
+            offset: self.hdr_len,
+            left: self.data_len,
+            seg_size: seg_size.max(1),
+        }
+    }
+}
+
+/// [`SendLayout::rmpp_segments`]. Its own type, small enough that a write
+/// inlines the whole loop (a closure over a range did not inline).
+pub(crate) struct RmppSegments {
+    /// The last segment's number.
+    number: usize,
+    /// Where the next segment's data starts in the user's MAD.
+    offset: usize,
+    left: usize,
+    seg_size: usize,
+}
+
+impl Iterator for RmppSegments {
+    type Item = (usize, usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let len = self.seg_size.min(self.left);
+        let segment = (self.number + 1, self.offset, len);
+        self.number += 1;
+        self.offset += len;
+        self.left -= len;
+        Some(segment)
     }
 }
 
@@ -274,11 +301,34 @@ impl RecvLayout {
 
     /// The lengths to copy from the second segment on, in order, each from
     /// `offset` (the segments' headers) in its segment.
-    #[inline]
-    pub(crate) fn more_segments(&self, offset: usize) -> impl Iterator<Item = usize> {
-        let per = self.seg_size.saturating_sub(offset).max(1);
-        let rest = self.mad_len - self.first;
-        (0..rest.div_ceil(per)).map(move |i| per.min(rest - i * per))
+    #[inline(always)]
+    pub(crate) fn more_segments(&self, offset: usize) -> SegmentLengths {
+        SegmentLengths {
+            left: self.mad_len - self.first,
+            per: self.seg_size.saturating_sub(offset).max(1),
+        }
+    }
+}
+
+/// [`RecvLayout::more_segments`]: `per` bytes a segment until `left` runs
+/// out. Its own type, small enough that a read inlines the whole loop (a
+/// closure over a range did not inline).
+pub(crate) struct SegmentLengths {
+    left: usize,
+    per: usize,
+}
+
+impl Iterator for SegmentLengths {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        let len = self.per.min(self.left);
+        self.left -= len;
+        Some(len)
     }
 }
 
