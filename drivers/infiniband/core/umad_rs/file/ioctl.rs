@@ -17,10 +17,7 @@ use crate::{
         uapi::{self, HdrLayout, Ioctl, RegReq, RegReq2},
     },
 };
-use core::{
-    mem::{offset_of, size_of},
-    sync::atomic::Ordering,
-};
+use core::{mem::offset_of, sync::atomic::Ordering};
 use kernel::prelude::*;
 
 /// A register ioctl's request, as far as the checks go. Each ioctl has its
@@ -51,6 +48,14 @@ trait AgentRequest: Sized {
     }
 }
 
+/// The `N` bytes of a register request at `arg`.
+#[inline(always)]
+fn request_bytes<const N: usize>(arg: usize) -> Result<[u8; N]> {
+    let mut raw = [0; N];
+    UserReader::new(arg, N).read_array(&mut raw)?;
+    Ok(raw)
+}
+
 /// REGISTER_AGENT's request, and whether the caller is a 32-bit process.
 struct RegisterV1 {
     req: RegReq,
@@ -63,10 +68,8 @@ impl AgentRequest for RegisterV1 {
 
     #[inline(always)]
     fn read(arg: usize, compat: bool) -> Result<Self> {
-        let mut raw = [0; size_of::<RegReq>()];
-        UserReader::new(arg, raw.len()).read_array(&mut raw)?;
         Ok(Self {
-            req: RegReq::from_bytes(&raw),
+            req: RegReq::from_bytes(&request_bytes(arg)?),
             compat,
         })
     }
@@ -103,9 +106,7 @@ impl AgentRequest for RegReq2 {
 
     #[inline(always)]
     fn read(arg: usize, _compat: bool) -> Result<Self> {
-        let mut raw = [0; size_of::<RegReq2>()];
-        UserReader::new(arg, raw.len()).read_array(&mut raw)?;
-        Ok(RegReq2::from_bytes(&raw))
+        Ok(RegReq2::from_bytes(&request_bytes(arg)?))
     }
 
     fn qpn(&self) -> u32 {
