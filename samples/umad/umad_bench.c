@@ -72,10 +72,7 @@
 #define OUTSTANDING_WRITES 256
 /* Long enough that no request of a level times out during it. */
 #define OUTSTANDING_TIMEOUT_MS 600000
-/* Enough pairs (some 85 ms of guest time) that the kernel's sporadic work
- * charged to the caller, RCU callbacks and the like, averages out: 2000
- * varied by 3% from run to run. */
-#define REGISTERS 10000
+#define REGISTERS 2000
 /* Vendor classes of their own (range 1: no OUI): a port has one GET agent
  * of a class, and the main pair holds VENDOR_CLASS's. */
 #define OUTSTANDING_CLASS (VENDOR_CLASS + 1)
@@ -94,9 +91,8 @@
 #define QUEUED_PAUSE_US 1000
 #define QUEUED_MAX 100000
 #define OPENS 2000
-/* Responses of each size (10 and 100 segments), and their data: enough
- * that the 10-segment rate (100 varied by 3%) settles. */
-#define RMPP_TRANSFERS 300
+/* Responses of each size (10 and 100 segments), and their data. */
+#define RMPP_TRANSFERS 100
 #define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
 #define RMPP_MAX_SEGMENTS 100
 #define SHARED_MADS 8192
