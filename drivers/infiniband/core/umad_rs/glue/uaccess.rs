@@ -30,32 +30,60 @@ fn user_ptr<T>(addr: usize) -> *mut T {
     addr as *mut T
 }
 
-/// The user memory a `write(2)` or an ioctl gives to read, read from its
-/// start.
+/// `len` bytes of user memory at `addr`, used from the start: what a
+/// [`UserReader`] has left to read, or a [`UserWriter`] to write.
 #[derive(Clone)]
-pub(crate) struct UserReader {
+struct UserRange {
     addr: usize,
     len: usize,
 }
+
+impl UserRange {
+    /// Skips `n` bytes; `EFAULT` past the end.
+    #[inline(always)]
+    fn skip(&mut self, n: usize) -> Result {
+        self.len = self.len.checked_sub(n).ok_or(EFAULT)?;
+        self.addr = self.addr.wrapping_add(n);
+        Ok(())
+    }
+
+    /// The next `len` bytes through `copy`, a C copy to or from user memory
+    /// (given the user address and `len` as the count) that returns what
+    /// it left uncopied; `EFAULT` past the end or for anything left.
+    #[inline(always)]
+    fn copy_next(&mut self, len: usize, copy: impl FnOnce(usize, c_ulong) -> c_ulong) -> Result {
+        if len > self.len {
+            return Err(EFAULT);
+        }
+        let n = c_ulong::try_from(len).map_err(|_| EFAULT)?;
+        if copy(self.addr, n) != 0 {
+            return Err(EFAULT);
+        }
+        self.skip(len)
+    }
+}
+
+/// The user memory a `write(2)` or an ioctl gives to read, read from its
+/// start.
+#[derive(Clone)]
+pub(crate) struct UserReader(UserRange);
 
 impl UserReader {
     /// `len` bytes of user memory at `addr`; nothing is checked until an
     /// access, which fails with `EFAULT` where the memory is not the
     /// caller's.
     pub(crate) fn new(addr: usize, len: usize) -> Self {
-        Self { addr, len }
+        Self(UserRange { addr, len })
     }
 
     /// The bytes left to read.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.0.len
     }
 
     /// Skips `n` bytes; `EFAULT` past the end.
     pub(crate) fn skip(&mut self, n: usize) -> Result {
-        self.len = self.len.checked_sub(n).ok_or(EFAULT)?;
-        self.addr = self.addr.wrapping_add(n);
-        Ok(())
+        self.0.skip(n)
     }
 
     /// Copies the next `len` bytes to `to`; `EFAULT` past the end or where
@@ -68,28 +96,9 @@ impl UserReader {
         // SAFETY: `copy_next` copies `n` = `len` bytes, for which `to` is
         // writable (the caller's promise); `copy_from_user` checks the user
         // range itself, and fails on a bad one.
-        self.copy_next(len, |from, n| unsafe {
-            bindings::ib_umad_rs_copy_from_user(to, from, n)
+        self.0.copy_next(len, |from, n| unsafe {
+            bindings::ib_umad_rs_copy_from_user(to, user_ptr(from), n)
         })
-    }
-
-    /// The next `len` bytes through `copy`, a C copy from user memory
-    /// (given the user address and `len` as the count) that returns what
-    /// it left uncopied; `EFAULT` past the end or for anything left.
-    #[inline(always)]
-    fn copy_next(
-        &mut self,
-        len: usize,
-        copy: impl FnOnce(*const c_void, c_ulong) -> c_ulong,
-    ) -> Result {
-        if len > self.len {
-            return Err(EFAULT);
-        }
-        let n = c_ulong::try_from(len).map_err(|_| EFAULT)?;
-        if copy(user_ptr(self.addr), n) != 0 {
-            return Err(EFAULT);
-        }
-        self.skip(len)
     }
 
     /// Fills the array `out` from the next bytes, as
@@ -102,8 +111,8 @@ impl UserReader {
         // SAFETY: `copy_next` copies `n` = `N` bytes, for which `out` is
         // writable; `_copy_from_user` checks the user range itself, and
         // fails on a bad one.
-        self.copy_next(N, |from, n| unsafe {
-            bindings::_copy_from_user(out.as_mut_ptr().cast(), from, n)
+        self.0.copy_next(N, |from, n| unsafe {
+            bindings::_copy_from_user(out.as_mut_ptr().cast(), user_ptr(from), n)
         })
     }
 
@@ -122,39 +131,28 @@ impl UserReader {
 }
 
 /// The user memory a `read(2)` gives to fill, written from its start.
-pub(crate) struct UserWriter {
-    addr: usize,
-    len: usize,
-}
+pub(crate) struct UserWriter(UserRange);
 
 impl UserWriter {
     /// `len` bytes of user memory at `addr`, as [`UserReader::new`].
     pub(crate) fn new(addr: usize, len: usize) -> Self {
-        Self { addr, len }
+        Self(UserRange { addr, len })
     }
 
     /// The bytes left to write.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.0.len
     }
 
     /// Writes `data` to the next bytes; `EFAULT` past the end or where the
     /// memory is not the caller's.
     pub(crate) fn write_slice(&mut self, data: &[u8]) -> Result {
-        if data.len() > self.len {
-            return Err(EFAULT);
-        }
-        let len = c_ulong::try_from(data.len()).map_err(|_| EFAULT)?;
-        // SAFETY: `data` is readable for its length; the user range is
-        // checked by `copy_to_user` itself, which fails on a bad one.
-        let left = unsafe {
-            bindings::ib_umad_rs_copy_to_user(user_ptr(self.addr), data.as_ptr().cast(), len)
-        };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        self.advance(data.len());
-        Ok(())
+        // SAFETY: `copy_next` copies `n` = `data.len()` bytes, which `data`
+        // has; `copy_to_user` checks the user range itself, and fails on a
+        // bad one.
+        self.0.copy_next(data.len(), |to, n| unsafe {
+            bindings::ib_umad_rs_copy_to_user(user_ptr(to), data.as_ptr().cast(), n)
+        })
     }
 
     /// Writes the array `data` to the next bytes, as
@@ -164,25 +162,12 @@ impl UserWriter {
     /// `data` are its type's.
     #[inline(always)]
     pub(crate) fn write_array<const N: usize>(&mut self, data: &[u8; N]) -> Result {
-        if N > self.len {
-            return Err(EFAULT);
-        }
-        let len = c_ulong::try_from(N).map_err(|_| EFAULT)?;
-        // SAFETY: `data` is readable for its `N` bytes; `_copy_to_user`
-        // checks the user range itself, and fails on a bad one.
-        let left =
-            unsafe { bindings::_copy_to_user(user_ptr(self.addr), data.as_ptr().cast(), len) };
-        if left != 0 {
-            return Err(EFAULT);
-        }
-        self.advance(N);
-        Ok(())
-    }
-
-    /// Moves past `n` bytes just written, which were left.
-    fn advance(&mut self, n: usize) {
-        self.len -= n;
-        self.addr = self.addr.wrapping_add(n);
+        // SAFETY: `copy_next` copies `n` = `N` bytes, which `data` has;
+        // `_copy_to_user` checks the user range itself, and fails on a bad
+        // one.
+        self.0.copy_next(N, |to, n| unsafe {
+            bindings::_copy_to_user(user_ptr(to), data.as_ptr().cast(), n)
+        })
     }
 }
 

@@ -166,8 +166,7 @@ impl SendLayout {
         RmppSegments {
             number: 0,
             offset: self.hdr_len,
-            left: self.data_len,
-            seg_size: seg_size.max(1),
+            lengths: SegmentLengths::new(self.data_len, seg_size),
         }
     }
 }
@@ -179,8 +178,7 @@ pub(crate) struct RmppSegments {
     number: usize,
     /// Where the next segment's data starts in the user's MAD.
     offset: usize,
-    left: usize,
-    seg_size: usize,
+    lengths: SegmentLengths,
 }
 
 impl Iterator for RmppSegments {
@@ -188,14 +186,10 @@ impl Iterator for RmppSegments {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.left == 0 {
-            return None;
-        }
-        let len = self.seg_size.min(self.left);
-        let segment = (self.number + 1, self.offset, len);
+        let len = self.lengths.next()?;
         self.number += 1;
+        let segment = (self.number, self.offset, len);
         self.offset += len;
-        self.left -= len;
         Some(segment)
     }
 }
@@ -303,19 +297,30 @@ impl RecvLayout {
     /// `offset` (the segments' headers) in its segment.
     #[inline(always)]
     pub(crate) fn more_segments(&self, offset: usize) -> SegmentLengths {
-        SegmentLengths {
-            left: self.mad_len - self.first,
-            per: self.seg_size.saturating_sub(offset).max(1),
-        }
+        SegmentLengths::new(
+            self.mad_len - self.first,
+            self.seg_size.saturating_sub(offset),
+        )
     }
 }
 
-/// [`RecvLayout::more_segments`]: `per` bytes a segment until `left` runs
-/// out. Its own type, small enough that a read inlines the whole loop (a
-/// closure over a range did not inline).
+/// The lengths of `total` bytes cut in segments of `per` bytes (at least
+/// one), in order: [`RecvLayout::more_segments`], and under
+/// [`SendLayout::rmpp_segments`]. Its own type, small enough that a read
+/// or write inlines the whole loop (a closure over a range did not inline).
 pub(crate) struct SegmentLengths {
     left: usize,
     per: usize,
+}
+
+impl SegmentLengths {
+    #[inline(always)]
+    fn new(total: usize, per: usize) -> Self {
+        Self {
+            left: total,
+            per: per.max(1),
+        }
+    }
 }
 
 impl Iterator for SegmentLengths {
