@@ -14,7 +14,7 @@
 
 use crate::{
     glue::{
-        compat::{self, MutexGuard},
+        compat::{self, new_mutex, new_spinlock, Mutex, MutexGuard, SpinLock},
         fs::File,
         poll::{poll_bits, PollTable, WaitQueue},
         trace,
@@ -40,9 +40,8 @@ use core::{
 use kernel::{
     c_str,
     list::{impl_list_arc_safe, ListArc, ListLinks},
-    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    sync::{Arc, ArcBorrow},
 };
 
 mod ioctl;

@@ -21,7 +21,8 @@
 //! `glue::compat`, and what the driver does with them here.
 
 use core::ops::RangeInclusive;
-use kernel::{c_str, new_mutex, prelude::*, sync::Arc};
+use glue::compat::new_mutex;
+use kernel::{c_str, prelude::*, sync::Arc};
 
 mod class;
 mod file;

@@ -14,7 +14,7 @@ use crate::{
     file::UmadFile,
     glue::{
         chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::{this_module, DisplayCStr, MutexGuard},
+        compat::{new_mutex, this_module, DisplayCStr, Mutex, MutexGuard},
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
@@ -30,9 +30,8 @@ use crate::{
 use core::fmt;
 use kernel::{
     list::{List, ListArc},
-    new_mutex,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex},
+    sync::{Arc, ArcBorrow},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
