@@ -8,8 +8,15 @@
 # measures; it does not judge.
 #   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
 # RIG_BENCH_GROUPS: umad_bench's groups to run (all; while working on one).
-# RIG_BENCH_ROUNDS: rounds of one run per driver (6). RIG_BENCH_CLOCKS: which
-# of the two ("tcg icount"); wall time means nothing beside another VM.
+# RIG_BENCH_ROUNDS: rounds of one run per driver (6). Take an even number:
+# the first driver alternates by round, so then each goes first as often,
+# and the middle two rounds, whose figures the medians are, straddle both
+# orders. A cost that drifts from run to run (on Debian's kernel,
+# ib_loopback's register+unregister grows by some 9% over a boot's runs
+# for both drivers) then favours neither; with 9 rounds the middle round
+# ran C first, and the drift showed as 1.01 for ib_umad_rs.
+# RIG_BENCH_CLOCKS: which of the two ("tcg icount"); wall time means
+# nothing beside another VM.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
