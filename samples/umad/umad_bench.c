@@ -573,7 +573,8 @@ static int open_close(struct bench *b)
  * responses of segments segments.
  */
 struct rmpp_pair {
-	int client_fd, server_fd, client, server, segments;
+	int client_fd, server_fd, client, server;
+	int data; /* bytes of data in a response */
 	uint8_t *response;
 };
 
@@ -582,7 +583,7 @@ static int rmpp_open(struct bench *b, struct rmpp_pair *r, int segments)
 	const int data = segments * RMPP_SEGMENT_DATA;
 	uint8_t *mad;
 
-	r->segments = segments;
+	r->data = data;
 	r->response = calloc(1, umad_size() + RANGE2_HDR + data);
 	if (!r->response)
 		return fail("rmpp", ENOMEM);
@@ -615,7 +616,7 @@ static void rmpp_close(struct rmpp_pair *r)
  */
 static int rmpp_transfer(struct bench *b, struct rmpp_pair *r, int server_fd, int client_fd)
 {
-	const int data = r->segments * RMPP_SEGMENT_DATA, size = RANGE2_HDR + data;
+	const int data = r->data, size = RANGE2_HDR + data;
 	uint8_t *mad = umad_get_mad(r->response);
 	int ret, len = MAD_SIZE;
 
@@ -656,8 +657,7 @@ static int rmpp_level(struct bench *b, int segments)
 		ret = rmpp_transfer(b, &r, r.server_fd, r.client_fd);
 	if (!ret)
 		printf("rmpp_%d %.0f kB/s\n", segments,
-		       (double)segments * RMPP_SEGMENT_DATA * RMPP_TRANSFERS / 1000 /
-			       (seconds() - start));
+		       (double)r.data * RMPP_TRANSFERS / 1000 / (seconds() - start));
 	rmpp_close(&r);
 	return ret;
 }

@@ -2,9 +2,9 @@
 """Instruction-exact traces of umad_bench's steps, run by gdb (trace.sh).
 
 Attached to the guest through QEMU's gdb stub, this stops at every system
-call whose first argument is one of the steps' descriptors (STEPS_FD and
-the six after it), single-steps it to its return to user space, and
-counts each instruction against the function it is in, under the chain of
+call whose first argument is one of the steps' descriptors (STEPS_FD up
+to the last that ROUND names), single-steps it to its return to user
+space, and counts each instruction against the function it is in, under the chain of
 callers it was reached through. Single steps run with interrupts and timers
 off (QEMU's default), so a count is the call's own, the same from round to
 round. A close of STEPS_FD ends a driver's phase; it detaches then, while
@@ -32,7 +32,6 @@ import time
 import gdb
 
 STEPS_FD = 100
-STEPS_FDS = range(STEPS_FD, STEPS_FD + 7)
 SYS_CLOSE = 3
 # umad_bench's steps, one round: (system call number, descriptor, name).
 ROUND = [
@@ -47,6 +46,8 @@ ROUND = [
     (1, 105, "write, RMPP 2 segments"),
     (0, 106, "read, RMPP 2 segments"),
 ]
+# The descriptors the steps use, from STEPS_FD on.
+STEPS_FDS = range(STEPS_FD, max(fd for _, fd, _ in ROUND) + 1)
 USER_TOP = 1 << 63
 DRIVERS = ("[ib_umad]", "[ib_umad_rs]")
 
