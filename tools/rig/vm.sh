@@ -27,9 +27,10 @@ usage="usage: vm.sh <plain|debug|race|debian> <suite|demo|bench|profile|trace> [
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
-# Guests get RIG_CPUS vCPUs (at least 2: the race tests need CPUs running at
-# once), each a host thread of multi-threaded TCG; the guest fails a boot
-# that brings up fewer.
+# Guests get RIG_CPUS vCPUs (at least 2 for the suites: the race tests need
+# CPUs running at once; the benchmark's instruction clock and the tracer
+# take one), each a host thread of multi-threaded TCG; the guest fails a
+# boot that brings up fewer.
 RIG_CPUS=${RIG_CPUS:-2}
 
 if [ "$flavour" = debian ]; then
