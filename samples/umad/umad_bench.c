@@ -43,9 +43,10 @@
  *              agent each
  * steps:       not a figure, and not in the default run: each call the
  *              costs above time (a register and unregister, a write that
- *              fails EIO, a write, a read of what it sent, the node's
- *              open(2) and close(2), a sysfs read, the write and the read
- *              of an RMPP response), STEPS_ROUNDS times, on
+ *              fails EIO, a write, a write with 4096 requests outstanding
+ *              on its file, a read of what the first write sent, the
+ *              node's open(2) and close(2), a sysfs read, the write and
+ *              the read of an RMPP response), STEPS_ROUNDS times, on
  *              descriptors STEPS_FD and up, which tell the rig's
  *              instruction tracer (tools/rig/trace.sh) which system calls
  *              to follow; a close of STEPS_FD ends them
@@ -98,6 +99,9 @@
 #define SHARED_MADS 8192
 #define STEPS_FD 100
 #define STEPS_ROUNDS 3
+/* Requests outstanding on the file of the steps' loaded write: the
+ * outstanding figure's fourth level. */
+#define STEPS_OUTSTANDING 4096
 /* The steps' RMPP response: two segments. On ib_loopback its write runs
  * the whole RMPP exchange, some 30000 instructions a segment to trace. */
 #define STEPS_RMPP_SEGMENTS 2
@@ -751,12 +755,15 @@ static int shared(struct bench *b)
  */
 static int steps(struct bench *b)
 {
-	enum { client = STEPS_FD, server, dir, ibdev, node, rmpp_server, rmpp_client };
+	enum { client = STEPS_FD, server, dir, ibdev, node, rmpp_server, rmpp_client, loaded };
 	char name[256], path[300], buf[64];
 	struct rmpp_pair r;
+	struct pair p;
 	int fd, len, ret;
 
-	ret = umad_node(b->argv[1], name) ?: rmpp_open(b, &r, STEPS_RMPP_SEGMENTS);
+	ret = umad_node(b->argv[1], name) ?: rmpp_open(b, &r, STEPS_RMPP_SEGMENTS) ?:
+	      open_pair(b, OUTSTANDING_CLASS, &p) ?:
+	      send_gets(&p, &b->to_server, b->umad, STEPS_OUTSTANDING, OUTSTANDING_TIMEOUT_MS);
 	if (ret)
 		return fail("steps", ret);
 	snprintf(path, sizeof(path), "/sys/class/infiniband_mad/%s/ibdev", name);
@@ -764,7 +771,7 @@ static int steps(struct bench *b)
 	    (fd = open("/dev/infiniband", O_RDONLY | O_DIRECTORY)) < 0 ||
 	    dup2(fd, dir) < 0 || close(fd) || (fd = open(path, O_RDONLY)) < 0 ||
 	    dup2(fd, ibdev) < 0 || close(fd) || dup2(r.server_fd, rmpp_server) < 0 ||
-	    dup2(r.client_fd, rmpp_client) < 0)
+	    dup2(r.client_fd, rmpp_client) < 0 || dup2(p.client_fd, loaded) < 0)
 		return fail("steps", errno);
 	sleep(STEPS_WAIT_S);
 	for (int i = 0; i < STEPS_ROUNDS; i++) {
@@ -779,6 +786,10 @@ static int steps(struct bench *b)
 		      umad_recv(server, b->umad, &len, 5000);
 		if (ret != b->server)
 			return fail("steps: write", ret < 0 ? ret : EPROTO);
+		address_class(b->umad, &b->to_server, p.class, METHOD_GET, next_tid());
+		ret = umad_send(loaded, p.client, b->umad, MAD_SIZE, OUTSTANDING_TIMEOUT_MS, 0);
+		if (ret)
+			return fail("steps: write_outstanding", ret);
 		fd = openat(dir, name, O_RDWR);
 		if (fd < 0 || dup2(fd, node) < 0 || close(fd) || close(node))
 			return fail("steps: open", errno);

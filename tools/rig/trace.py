@@ -39,6 +39,7 @@ ROUND = [
     (16, 100, "unregister (ioctl)"),
     (1, 100, "write, EIO"),
     (1, 100, "write"),
+    (1, 107, "write, 4096 outstanding"),
     (0, 101, "read"),
     (257, 102, "open (openat)"),
     (3, 104, "close"),
