@@ -8,6 +8,12 @@ and the rust/C ratio of every figure. It measures; it does not judge.
 
 Reads the guest's "@@bench <driver> <device>/<figure> <value> <unit>" lines;
 writes <chart prefix>-outstanding.png and <chart prefix>-ratios.png.
+
+A figure's rust/C is the median of its rounds' own ratios, not the ratio
+of the two medians: a round runs both drivers one after the other in the
+same boot, and some figures shift by round for both alike (on rxe the
+flood comes in rounds of about 13000 and about 15300 MADs/s), which the
+ratio of medians turns into a few percent either way as the rounds split.
 """
 import re
 import statistics
@@ -49,10 +55,12 @@ def main():
     ratios = []
     for (name, unit), by in sorted(medians.items()):
         c, rust = by.get("c", 0), by.get("rust", 0)
-        ratio = rust / c if c else float("nan")
+        paired = [r / c_ for c_, r in zip(runs[name, unit].get("c", []),
+                                          runs[name, unit].get("rust", [])) if c_]
+        ratio = statistics.median(paired) if paired else float("nan")
         better = "lower is better" if lower_is_better(name, unit) else "higher is better"
         print(f"{name + ' (' + unit + ')':<40} {c:>12.2f} {rust:>12.2f} {ratio:>8.2f}  {better}")
-        if c:
+        if paired:
             ratios.append((name, ratio, lower_is_better(name, unit)))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
