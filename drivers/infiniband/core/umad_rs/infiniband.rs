@@ -14,4 +14,4 @@ mod device;
 pub(crate) mod mad;
 
 pub(crate) use client::{Chardev, Client, ClientOps, Registration};
-pub(crate) use device::{Device, DeviceHandle};
+pub(crate) use device::{Device, DeviceHandle, DeviceName};

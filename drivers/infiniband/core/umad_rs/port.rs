@@ -24,7 +24,7 @@ use crate::{
         trace,
         uaccess::{UserReader, UserWriter},
     },
-    infiniband::{self, DeviceHandle},
+    infiniband::{self, DeviceHandle, DeviceName},
     rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
 };
 use core::fmt;
@@ -77,10 +77,10 @@ pub(crate) struct Port {
     /// ib_umad's `file_mutex`.
     #[pin]
     pub(crate) state: Mutex<PortState>,
-    /// The IB device for the shows of the nodes' sysfs attributes, which
+    /// The IB device's name for the shows of the nodes' `ibdev`, which
     /// need no lock: a show runs only while its node is added, and `kill`
     /// removes the nodes before the device goes. Nothing else uses it.
-    shown_device: DeviceHandle,
+    device_name: DeviceName,
 }
 
 /// What a port's lock protects.
@@ -145,7 +145,7 @@ impl Port {
                 // SAFETY: used only by shows of the port's nodes
                 // (`show_ib_device_name`), which `kill`, called by
                 // `remove` for every port, drains by removing the nodes.
-                shown_device: unsafe { device.handle() },
+                device_name: unsafe { device.name() },
             }),
             GFP_KERNEL,
         );
@@ -270,7 +270,7 @@ impl Port {
     /// `ibdev`). The node being shown is added (`Shown`), so the device is
     /// there: `kill` removes the nodes before it revokes the device.
     pub(crate) fn show_ib_device_name(node: Shown<'_, Port>, out: &mut Page<'_>) {
-        node.owner().shown_device.show_name(out);
+        node.owner().device_name.show(out);
     }
 }
 

@@ -262,7 +262,8 @@ impl Node {
             (*dev).parent = parent;
             (*dev).devt = info.devt.0;
             (*dev).release = Some(release_device::<T>);
-            bindings::ib_umad_rs_dev_set_drvdata(dev, reference.cast_mut().cast());
+            // `dev_set_drvdata`, which is this store.
+            (*dev).driver_data = reference.cast_mut().cast();
         }
         // SAFETY: the device is initialised; the format string takes one
         // C string argument, `name`.
@@ -362,10 +363,10 @@ impl Node {
 /// Called by the driver core once, when the last device reference is gone,
 /// for a device that `Node::add` set up for `T`.
 unsafe extern "C" fn release_device<T: FileOps>(dev: *mut bindings::device) {
-    // SAFETY: drvdata is the reference `Node::add` made with `into_raw`.
-    let owner = unsafe { bindings::ib_umad_rs_dev_get_drvdata(dev) };
-    // SAFETY: as above; this is its only `from_raw`.
-    drop(unsafe { Arc::<T::Owner>::from_raw(owner.cast()) });
+    // SAFETY: the device is valid during its release; drvdata is the
+    // reference `Node::add` made with `into_raw`, and this is its only
+    // `from_raw`.
+    drop(unsafe { Arc::<T::Owner>::from_raw((*dev).driver_data.cast()) });
 }
 
 /// The owner of the node whose device is `dev`.
@@ -375,7 +376,8 @@ unsafe extern "C" fn release_device<T: FileOps>(dev: *mut bindings::device) {
 /// `dev` is the device of a node that `Node::add` added for an owner of
 /// type `O`, alive for `'a`.
 pub(super) unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
-    // SAFETY: drvdata holds an owner reference made by `Arc::into_raw` for
-    // as long as the device lives, which the caller guarantees for `'a`.
-    unsafe { ArcBorrow::from_raw(bindings::ib_umad_rs_dev_get_drvdata(dev).cast()) }
+    // SAFETY: the device is valid for `'a` (the caller's promise), and its
+    // drvdata (`dev_get_drvdata`, which is this load) holds an owner
+    // reference made by `Arc::into_raw` for as long as the device lives.
+    unsafe { ArcBorrow::from_raw((*dev).driver_data.cast()) }
 }

@@ -41,16 +41,6 @@ bool ib_umad_rs_access_netns(const struct ib_device *device)
 	return rdma_dev_access_netns(device, current->nsproxy->net_ns);
 }
 
-void *ib_umad_rs_dev_get_drvdata(const struct device *dev)
-{
-	return dev_get_drvdata(dev);
-}
-
-void ib_umad_rs_dev_set_drvdata(struct device *dev, void *data)
-{
-	dev_set_drvdata(dev, data);
-}
-
 static_assert(sizeof_field(struct ib_device, name) == IB_DEVICE_NAME_MAX);
 
 const char *ib_umad_rs_name_array(const struct ib_device *device)

@@ -22,8 +22,6 @@ bool ib_umad_rs_cap_ib_mad(const struct ib_device *device, u32 port_num);
 bool ib_umad_rs_cap_ib_smi(const struct ib_device *device, u32 port_num);
 struct device *ib_umad_rs_dev_parent(const struct ib_device *device);
 bool ib_umad_rs_access_netns(const struct ib_device *device);
-void *ib_umad_rs_dev_get_drvdata(const struct device *dev);
-void ib_umad_rs_dev_set_drvdata(struct device *dev, void *data);
 const char *ib_umad_rs_device_name(const struct device *dev);
 const char *ib_umad_rs_name_array(const struct ib_device *device);
 void ib_umad_rs_sema_init(struct semaphore *sem, int val);

@@ -55,34 +55,48 @@ pub(crate) struct Page<'a> {
     _buf: PhantomData<&'a mut [u8]>,
 }
 
+// Each line goes through `sysfs_emit_at`, but the first through
+// `sysfs_emit`, which checks less: the usual attribute is one line, and
+// where a show is inlined into its callback the page is known to be new,
+// so the choice folds away.
 impl Page<'_> {
-    /// Appends the C string at `text` and a newline (`sysfs_emit_at`'s
-    /// `%s`), as much as fits: a one-value attribute's line. The string may
-    /// change meanwhile, as long as it stays terminated: it is read where
-    /// it is (a copy would tear just the same).
+    /// Appends the C string at `text` and a newline (`%s`), as much as
+    /// fits: a one-value attribute's line. The string may change
+    /// meanwhile, as long as it stays terminated: it is read where it is
+    /// (a copy would tear just the same).
     ///
     /// # Safety
     ///
     /// `text` points to a NUL-terminated string that stays readable, and
     /// terminated, during the call.
     pub(crate) unsafe fn line_c_str(&mut self, text: *const c_char) {
+        let format = c_str!("%s\n").as_char_ptr();
         // SAFETY: `buf` is the page and `len` within it, by the type
         // invariants; `%s` reads `text` up to its NUL, which is there (the
         // caller's promise).
         let added = unsafe {
-            bindings::sysfs_emit_at(self.buf, self.len, c_str!("%s\n").as_char_ptr(), text)
+            if self.len == 0 {
+                bindings::sysfs_emit(self.buf, format, text)
+            } else {
+                bindings::sysfs_emit_at(self.buf, self.len, format, text)
+            }
         };
-        // INVARIANT: `sysfs_emit_at` wrote `added` more bytes, within the page.
+        // INVARIANT: `added` more bytes were written, within the page.
         self.len += added;
     }
 
-    /// Appends `value` in decimal and a newline, as [`Page::line_c_str`]
-    /// does.
+    /// Appends `value` in decimal and a newline (`%u`), as
+    /// [`Page::line_c_str`] does.
     pub(crate) fn line_u32(&mut self, value: u32) {
+        let format = c_str!("%u\n").as_char_ptr();
         // SAFETY: as in `line_c_str`; `%u` takes the `unsigned int`
         // `value` is.
         let added = unsafe {
-            bindings::sysfs_emit_at(self.buf, self.len, c_str!("%u\n").as_char_ptr(), value)
+            if self.len == 0 {
+                bindings::sysfs_emit(self.buf, format, value)
+            } else {
+                bindings::sysfs_emit_at(self.buf, self.len, format, value)
+            }
         };
         // INVARIANT: as in `line_c_str`.
         self.len += added;

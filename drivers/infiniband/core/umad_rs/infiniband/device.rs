@@ -8,7 +8,7 @@
 
 use crate::glue::{bindings, chrdev::DeviceRef, sysfs::Page};
 use core::{ops::RangeInclusive, ptr::NonNull};
-use kernel::{error::to_result, prelude::*, types::Opaque};
+use kernel::{error::to_result, ffi::c_char, prelude::*, types::Opaque};
 
 /// An IB device, borrowed for the duration of a client's `add` callback.
 ///
@@ -44,6 +44,21 @@ impl Device {
             )
         };
         first..=last
+    }
+
+    /// The device's name, to show while the device is registered.
+    ///
+    /// # Safety
+    ///
+    /// The caller stops using it before the client's `remove` for this
+    /// device returns.
+    pub(crate) unsafe fn name(&self) -> DeviceName {
+        // SAFETY: the device is valid by the type invariants.
+        let name = unsafe { bindings::ib_umad_rs_name_array(self.as_raw()) };
+        // INVARIANT: the array is the device's, which the caller stops
+        // using in time.
+        // SAFETY: the address of an array inside a valid device: not null.
+        DeviceName(unsafe { NonNull::new_unchecked(name.cast_mut()) })
     }
 
     /// A handle on the device that outlives this callback.
@@ -94,6 +109,37 @@ impl Device {
     }
 }
 
+/// An IB device's name (`ib_device.name`), where it is: the array's
+/// address, taken once, as it stays put while a rename changes what it
+/// holds.
+///
+/// # Invariants
+///
+/// The array is the `IB_DEVICE_NAME_MAX`-byte name of a device that is
+/// valid until the `remove` callback of the client that took the name
+/// returns; the client drops or stops using it before then.
+pub(crate) struct DeviceName(NonNull<c_char>);
+
+// SAFETY: the address of an array that lives as long as its device, which
+// any thread may read (a rename's writer runs under the core's locks, as
+// for the core's own reads).
+unsafe impl Send for DeviceName {}
+// SAFETY: as above; the value itself is immutable.
+unsafe impl Sync for DeviceName {}
+
+impl DeviceName {
+    /// Shows the device's current name as `out`'s line, read where it is
+    /// (a rename may run meanwhile, as for ib_umad's `dev_name`).
+    pub(crate) fn show(&self, out: &mut Page<'_>) {
+        // SAFETY: the array is readable while the device is valid (type
+        // invariants). Its last byte is always NUL: the core fills it only
+        // by `strscpy` to the array's size (`assign_name`,
+        // `ib_device_rename`; the shim asserts that size), which writes no
+        // character there; the core itself prints it with `%s`.
+        unsafe { out.line_c_str(self.0.as_ptr()) };
+    }
+}
+
 /// An IB device as a client holds it between `add` and `remove`.
 ///
 /// # Invariants
@@ -111,19 +157,6 @@ unsafe impl Sync for DeviceHandle {}
 impl DeviceHandle {
     pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.as_ptr()
-    }
-
-    /// Shows the device's current name as `out`'s line, read where it is
-    /// (a rename may run meanwhile, as for ib_umad's `dev_name`).
-    pub(crate) fn show_name(&self, out: &mut Page<'_>) {
-        // SAFETY: the device is valid by the type invariants.
-        let name = unsafe { bindings::ib_umad_rs_name_array(self.as_raw()) };
-        // SAFETY: `name` is the device's `IB_DEVICE_NAME_MAX`-byte array
-        // (the shim asserts its size), readable while the device is. Its
-        // last byte is always NUL: the core fills it only by `strscpy` to
-        // the array's size (`assign_name`, `ib_device_rename`), which writes
-        // no character there; the core itself prints it with `%s`.
-        unsafe { out.line_c_str(name) };
     }
 
     /// Whether the calling task's network namespace may use the device
