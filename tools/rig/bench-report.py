@@ -34,14 +34,17 @@ def lower_is_better(name, unit):
 
 
 def read(log):
-    runs, cpus = {}, "?"
+    """Each figure's values by driver, in round order, and the vCPUs of the
+    guest that measured it (a log may hold several boots)."""
+    runs, cpus, figure_cpus = {}, "?", {}
     for line in open(log, errors="replace"):
         f = line.split()
         if len(f) == 5 and f[0] == "@@bench" and f[1] in DRIVERS:
             runs.setdefault((f[2], f[4]), {}).setdefault(f[1], []).append(float(f[3]))
+            figure_cpus[f[2], f[4]] = cpus
         elif f[:2] == ["@@rig", "cpus"] and len(f) == 3:
             cpus = f[2]
-    return runs, cpus
+    return runs, figure_cpus
 
 
 def main():
@@ -50,8 +53,8 @@ def main():
     rounds = max((len(v) for by in runs.values() for v in by.values()), default=0)
     medians = {key: {d: statistics.median(by[d]) for d in DRIVERS if d in by}
                for key, by in runs.items()}
-    print(f"{title} (guest with {cpus} CPUs, medians of {rounds} runs)")
-    print(f"{'benchmark':<40} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
+    print(f"{title} (medians of {rounds} runs; CPUs: the guest's vCPUs)")
+    print(f"{'benchmark':<40} {'CPUs':>4} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
     ratios = []
     for (name, unit), by in sorted(medians.items()):
         c, rust = by.get("c", 0), by.get("rust", 0)
@@ -59,7 +62,8 @@ def main():
                                           runs[name, unit].get("rust", [])) if c_]
         ratio = statistics.median(paired) if paired else float("nan")
         better = "lower is better" if lower_is_better(name, unit) else "higher is better"
-        print(f"{name + ' (' + unit + ')':<40} {c:>12.2f} {rust:>12.2f} {ratio:>8.2f}  {better}")
+        print(f"{name + ' (' + unit + ')':<40} {cpus[name, unit]:>4} {c:>12.2f} {rust:>12.2f} "
+              f"{ratio:>8.2f}  {better}")
         if paired:
             ratios.append((name, ratio, lower_is_better(name, unit)))
 
