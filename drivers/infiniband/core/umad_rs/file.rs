@@ -337,12 +337,14 @@ impl UmadFile {
             *common = mad.0;
         }
         if plan.rmpp_active {
-            // The class header, then each segment's data.
+            // The class header, then each segment's data, which follows it.
             let class_hdr = buf.get_mut(RMPP_HDR_END..plan.hdr_len).ok_or(EINVAL)?;
-            from(RMPP_HDR_END)?.read_slice(class_hdr)?;
-            for (number, offset, len) in plan.rmpp_segments(send.segment_size()) {
-                let segment = send.segment(number).ok_or(EINVAL)?;
-                from(offset)?.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
+            let mut user_data = from(RMPP_HDR_END)?;
+            user_data.read_slice(class_hdr)?;
+            let mut segments = send.segments().ok_or(EINVAL)?;
+            for (number, len) in plan.rmpp_segments(segments.size()) {
+                let segment = segments.get(number).ok_or(EINVAL)?;
+                user_data.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
             }
         } else {
             let end = plan.hdr_len + plan.data_len;

@@ -324,6 +324,46 @@ impl Drop for AddressHandle<'_> {
     }
 }
 
+/// The data segments of a kernel-RMPP [`SendMad`], borrowed from it.
+///
+/// # Invariants
+///
+/// `raw` is the send's buffer, ours until posted, with `count` segments of
+/// `size` data bytes each.
+pub(crate) struct SendSegments<'a> {
+    raw: NonNull<bindings::ib_mad_send_buf>,
+    count: usize,
+    size: usize,
+    _send: PhantomData<&'a mut bindings::ib_mad_send_buf>,
+}
+
+impl SendSegments<'_> {
+    /// Data bytes of each segment.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Segment `number` (from 1), to be filled: the MAD layer leaves it
+    /// uninitialised (but for the last one's pad).
+    #[inline(always)]
+    pub(crate) fn get(&mut self, number: usize) -> Option<&mut [MaybeUninit<u8>]> {
+        if number == 0 || number > self.count {
+            return None;
+        }
+        let index = i32::try_from(number).ok()?;
+        // SAFETY: by the type invariants the send is ours and `index` is one
+        // of its segments, each `size` bytes long; `&mut self` makes this
+        // the only view, and `MaybeUninit` lets it be uninitialised.
+        unsafe {
+            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), index);
+            Some(core::slice::from_raw_parts_mut(
+                data.cast::<MaybeUninit<u8>>(),
+                self.size,
+            ))
+        }
+    }
+}
+
 /// A MAD being put together for sending; freed on drop unless posted.
 pub(crate) struct SendMad<'a, H: MadHandler> {
     raw: NonNull<bindings::ib_mad_send_buf>,
@@ -355,32 +395,24 @@ impl<H: MadHandler> SendMad<'_, H> {
         unsafe { core::slice::from_raw_parts_mut(buf.mad.cast::<u8>(), len) }
     }
 
-    /// Data bytes of each RMPP segment.
-    pub(crate) fn segment_size(&self) -> usize {
-        usize::try_from(self.buf().seg_size).unwrap_or(0)
-    }
-
-    /// Data segment `number` (from 1) of a kernel-RMPP send, to be filled:
-    /// the MAD layer leaves it uninitialised (but for the last one's pad).
+    /// The data segments of a kernel-RMPP send, to be filled; `None` for
+    /// another send. Their count and size are read once, for all of them.
     #[inline(always)]
-    pub(crate) fn segment(&mut self, number: usize) -> Option<&mut [MaybeUninit<u8>]> {
+    pub(crate) fn segments(&mut self) -> Option<SendSegments<'_>> {
+        if !self.rmpp_active {
+            return None;
+        }
         let buf = self.buf();
         let count = usize::try_from(buf.seg_count).ok()?;
         let size = usize::try_from(buf.seg_size).ok()?;
-        if !self.rmpp_active || number == 0 || number > count {
-            return None;
-        }
-        let index = i32::try_from(number).ok()?;
-        // SAFETY: the send is ours and `index` is one of its segments, each
-        // `seg_size` bytes long; `&mut self` makes this the only view, and
-        // `MaybeUninit` lets it be uninitialised.
-        unsafe {
-            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), index);
-            Some(core::slice::from_raw_parts_mut(
-                data.cast::<MaybeUninit<u8>>(),
-                size,
-            ))
-        }
+        // INVARIANT: read from the send just now; `&mut self` keeps it
+        // ours, and unchanged, while the segments are borrowed.
+        Some(SendSegments {
+            raw: self.raw,
+            count,
+            size,
+            _send: PhantomData,
+        })
     }
 
     /// How long to wait for a response, and how often to resend.

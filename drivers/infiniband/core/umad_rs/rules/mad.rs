@@ -158,14 +158,13 @@ impl SendLayout {
         })
     }
 
-    /// For a kernel-RMPP send: where each data segment comes from, as
-    /// (segment number from 1, offset in the user's MAD, length), for
-    /// segments of `seg_size` bytes.
+    /// For a kernel-RMPP send: its data segments, as (segment number from
+    /// 1, length), for segments of `seg_size` bytes. Their data follows the
+    /// headers in the user's MAD, from `hdr_len` on, in this order.
     #[inline(always)]
     pub(crate) fn rmpp_segments(&self, seg_size: usize) -> RmppSegments {
         RmppSegments {
             number: 0,
-            offset: self.hdr_len,
             lengths: SegmentLengths::new(self.data_len, seg_size),
         }
     }
@@ -176,21 +175,17 @@ impl SendLayout {
 pub(crate) struct RmppSegments {
     /// The last segment's number.
     number: usize,
-    /// Where the next segment's data starts in the user's MAD.
-    offset: usize,
     lengths: SegmentLengths,
 }
 
 impl Iterator for RmppSegments {
-    type Item = (usize, usize, usize);
+    type Item = (usize, usize);
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let len = self.lengths.next()?;
         self.number += 1;
-        let segment = (self.number, self.offset, len);
-        self.offset += len;
-        Some(segment)
+        Some((self.number, len))
     }
 }
 
@@ -443,7 +438,8 @@ mod tests {
         let m = mad(0x30, 0x01);
         let l = SendLayout::new(64 + 40 + 500, 64, &m, true).unwrap();
         let segs: Vec<_> = l.rmpp_segments(216).collect();
-        assert_eq!(segs, [(1, 40, 216), (2, 256, 216), (3, 472, 68)]);
+        assert_eq!(segs, [(1, 216), (2, 216), (3, 68)]);
+        assert_eq!(l.hdr_len + segs.iter().map(|(_, len)| len).sum::<usize>(), 40 + 500);
         let l = SendLayout::new(64 + 40 + 432, 64, &m, true).unwrap();
         assert_eq!(l.rmpp_segments(216).count(), 2);
         let l = SendLayout::new(64 + 40, 64, &m, true).unwrap();
