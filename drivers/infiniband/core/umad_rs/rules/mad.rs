@@ -439,7 +439,10 @@ mod tests {
         let l = SendLayout::new(64 + 40 + 500, 64, &m, true).unwrap();
         let segs: Vec<_> = l.rmpp_segments(216).collect();
         assert_eq!(segs, [(1, 216), (2, 216), (3, 68)]);
-        assert_eq!(l.hdr_len + segs.iter().map(|(_, len)| len).sum::<usize>(), 40 + 500);
+        assert_eq!(
+            l.hdr_len + segs.iter().map(|(_, len)| len).sum::<usize>(),
+            40 + 500
+        );
         let l = SendLayout::new(64 + 40 + 432, 64, &m, true).unwrap();
         assert_eq!(l.rmpp_segments(216).count(), 2);
         let l = SendLayout::new(64 + 40, 64, &m, true).unwrap();
