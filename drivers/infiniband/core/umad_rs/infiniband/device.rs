@@ -120,9 +120,9 @@ impl Device {
 /// returns; the client drops or stops using it before then.
 pub(crate) struct DeviceName(NonNull<c_char>);
 
-// SAFETY: the address of an array that lives as long as its device, which
-// any thread may read (a rename's writer runs under the core's locks, as
-// for the core's own reads).
+// SAFETY: the address of an array that lives as long as its device; any
+// thread may read it, as the core's own readers do (a rename rewrites it in
+// place, and `show` reads it only up to its always-present last NUL).
 unsafe impl Send for DeviceName {}
 // SAFETY: as above; the value itself is immutable.
 unsafe impl Sync for DeviceName {}
