@@ -43,10 +43,10 @@
  *              agent each
  * steps:       not a figure, and not in the default run: each call the
  *              costs above time (a register and unregister, a write that
- *              fails EIO, a write, a write with 4096 requests outstanding
- *              on its file, a read of what the first write sent, the
- *              node's open(2) and close(2), a sysfs read, the write and
- *              the read of an RMPP response), STEPS_ROUNDS times, on
+ *              fails EIO, a write, a read of what it sent, a write
+ *              with 4096 requests outstanding on its file, the node's
+ *              open(2) and close(2), a sysfs read, the write and the
+ *              read of an RMPP response), STEPS_ROUNDS times, on
  *              descriptors STEPS_FD and up, which tell the rig's
  *              instruction tracer (tools/rig/trace.sh) which system calls
  *              to follow; a close of STEPS_FD ends them
