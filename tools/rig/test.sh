@@ -77,7 +77,7 @@ done
 # One round per driver shows the benchmark works; the figures in the README
 # come from bench.sh with more rounds (the README says how many). Instruction
 # counts only: wall time means nothing beside the debug suite's VM.
-log "benchmarks, one round: ib_umad_rs against the C ib_umad in one boot (measured, not judged)"
+log "benchmarks, one round: ib_umad_rs against the C ib_umad, both in each boot (measured, not judged)"
 RIG_BENCH_ROUNDS=1 RIG_BENCH_CLOCKS=icount bash "$RIG_DIR/bench.sh" debian 2>&1 | tee "$out"
 count_step benchmarks "$out" "${PIPESTATUS[0]}"
 
