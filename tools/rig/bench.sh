@@ -11,11 +11,10 @@
 # RIG_BENCH_GROUPS: umad_bench's groups to run (all; while working on one).
 # RIG_BENCH_ROUNDS: rounds of one run per driver (6). Take an even number:
 # the first driver alternates by round, so then each goes first as often,
-# and the middle two of the rounds' ratios, whose mean is the median,
-# straddle both orders. A cost that drifts from run to run (on Debian's kernel,
-# ib_loopback's register+unregister grows by some 9% over a boot's runs
-# for both drivers) then favours neither; with 9 rounds the middle round
-# ran C first, and the drift showed as 1.01 for ib_umad_rs.
+# and a cost that drifts from run to run (on Debian's kernel, ib_loopback's
+# register+unregister grows by some 9% over a boot's runs for both
+# drivers) pushes as many rounds' ratios up as down; with 9 rounds the
+# middle round ran C first, and the drift showed as 1.01 for ib_umad_rs.
 # RIG_BENCH_CLOCKS: which of the two ("tcg icount"); wall time means
 # nothing beside another VM.
 #
