@@ -342,8 +342,8 @@ impl UmadFile {
             let mut user_data = from(RMPP_HDR_END)?;
             user_data.read_slice(class_hdr)?;
             let mut segments = send.segments().ok_or(EINVAL)?;
-            for (number, len) in plan.rmpp_segments(segments.size()) {
-                let segment = segments.get(number).ok_or(EINVAL)?;
+            for len in plan.rmpp_segments(segments.size()) {
+                let segment = segments.next().ok_or(EINVAL)?;
                 user_data.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
             }
         } else {

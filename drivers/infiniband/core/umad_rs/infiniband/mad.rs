@@ -17,8 +17,11 @@ use crate::{
     },
     infiniband::DeviceHandle,
 };
-use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
-use kernel::{ffi::c_void, prelude::*};
+use core::{marker::PhantomData, mem::MaybeUninit, ops::Range, ptr::NonNull};
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+};
 
 /// The two MAD QPs of a port.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -324,15 +327,18 @@ impl Drop for AddressHandle<'_> {
     }
 }
 
-/// The data segments of a kernel-RMPP [`SendMad`], borrowed from it.
+/// The data segments of a kernel-RMPP [`SendMad`], borrowed from it: each
+/// in turn, from segment 1, to be filled. The MAD layer leaves them
+/// uninitialised (but for the last one's pad).
 ///
 /// # Invariants
 ///
-/// `raw` is the send's buffer, ours until posted, with `count` segments of
-/// `size` data bytes each.
+/// `raw` is the send's buffer, ours until posted, whose segments each hold
+/// `size` data bytes; `numbers` are segments of it, from the first not yet
+/// handed out to its last.
 pub(crate) struct SendSegments<'a> {
     raw: NonNull<bindings::ib_mad_send_buf>,
-    count: usize,
+    numbers: Range<c_int>,
     size: usize,
     _send: PhantomData<&'a mut bindings::ib_mad_send_buf>,
 }
@@ -342,25 +348,23 @@ impl SendSegments<'_> {
     pub(crate) fn size(&self) -> usize {
         self.size
     }
+}
 
-    /// Segment `number` (from 1), to be filled: the MAD layer leaves it
-    /// uninitialised (but for the last one's pad).
+impl<'a> Iterator for SendSegments<'a> {
+    type Item = &'a mut [MaybeUninit<u8>];
+
     #[inline(always)]
-    pub(crate) fn get(&mut self, number: usize) -> Option<&mut [MaybeUninit<u8>]> {
-        if number == 0 || number > self.count {
-            return None;
-        }
-        let index = i32::try_from(number).ok()?;
-        // SAFETY: by the type invariants the send is ours and `index` is one
-        // of its segments, each `size` bytes long; `&mut self` makes this
-        // the only view, and `MaybeUninit` lets it be uninitialised.
-        unsafe {
-            let data = bindings::ib_get_rmpp_segment(self.raw.as_ptr(), index);
-            Some(core::slice::from_raw_parts_mut(
-                data.cast::<MaybeUninit<u8>>(),
-                self.size,
-            ))
-        }
+    fn next(&mut self) -> Option<Self::Item> {
+        // INVARIANT: `number` leaves `numbers`, handed out once.
+        let number = self.numbers.next()?;
+        // SAFETY: by the type invariants the send is ours and `number` one
+        // of its segments.
+        let data = unsafe { bindings::ib_get_rmpp_segment(self.raw.as_ptr(), number) };
+        let data = NonNull::new(data.cast::<MaybeUninit<u8>>())?;
+        // SAFETY: the segment is `size` bytes, in the send's buffer, which
+        // stays ours for `'a`; no other view of it is handed out, and
+        // `MaybeUninit` lets it be uninitialised.
+        Some(unsafe { core::slice::from_raw_parts_mut(data.as_ptr(), self.size) })
     }
 }
 
@@ -403,13 +407,13 @@ impl<H: MadHandler> SendMad<'_, H> {
             return None;
         }
         let buf = self.buf();
-        let count = usize::try_from(buf.seg_count).ok()?;
         let size = usize::try_from(buf.seg_size).ok()?;
-        // INVARIANT: read from the send just now; `&mut self` keeps it
-        // ours, and unchanged, while the segments are borrowed.
+        // INVARIANT: its segments and their size, read just now; `&mut self`
+        // keeps the send ours, and unchanged, while they are borrowed, and
+        // none is handed out yet.
         Some(SendSegments {
             raw: self.raw,
-            count,
+            numbers: 1..buf.seg_count.saturating_add(1),
             size,
             _send: PhantomData,
         })

@@ -158,34 +158,12 @@ impl SendLayout {
         })
     }
 
-    /// For a kernel-RMPP send: its data segments, as (segment number from
-    /// 1, length), for segments of `seg_size` bytes. Their data follows the
-    /// headers in the user's MAD, from `hdr_len` on, in this order.
+    /// For a kernel-RMPP send: the lengths of its data segments, in order
+    /// from segment 1, for segments of `seg_size` bytes. Their data follows
+    /// the headers in the user's MAD, from `hdr_len` on.
     #[inline(always)]
-    pub(crate) fn rmpp_segments(&self, seg_size: usize) -> RmppSegments {
-        RmppSegments {
-            number: 0,
-            lengths: SegmentLengths::new(self.data_len, seg_size),
-        }
-    }
-}
-
-/// [`SendLayout::rmpp_segments`]. Its own type, small enough that a write
-/// inlines the whole loop (a closure over a range did not inline).
-pub(crate) struct RmppSegments {
-    /// The last segment's number.
-    number: usize,
-    lengths: SegmentLengths,
-}
-
-impl Iterator for RmppSegments {
-    type Item = (usize, usize);
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<Self::Item> {
-        let len = self.lengths.next()?;
-        self.number += 1;
-        Some((self.number, len))
+    pub(crate) fn rmpp_segments(&self, seg_size: usize) -> SegmentLengths {
+        SegmentLengths::new(self.data_len, seg_size)
     }
 }
 
@@ -300,7 +278,7 @@ impl RecvLayout {
 }
 
 /// The lengths of `total` bytes cut in segments of `per` bytes (at least
-/// one), in order: [`RecvLayout::more_segments`], and under
+/// one), in order: [`RecvLayout::more_segments`] and
 /// [`SendLayout::rmpp_segments`]. Its own type, small enough that a read
 /// or write inlines the whole loop (a closure over a range did not inline).
 pub(crate) struct SegmentLengths {
@@ -438,11 +416,8 @@ mod tests {
         let m = mad(0x30, 0x01);
         let l = SendLayout::new(64 + 40 + 500, 64, &m, true).unwrap();
         let segs: Vec<_> = l.rmpp_segments(216).collect();
-        assert_eq!(segs, [(1, 216), (2, 216), (3, 68)]);
-        assert_eq!(
-            l.hdr_len + segs.iter().map(|(_, len)| len).sum::<usize>(),
-            40 + 500
-        );
+        assert_eq!(segs, [216, 216, 68]);
+        assert_eq!(l.hdr_len + segs.iter().sum::<usize>(), 40 + 500);
         let l = SendLayout::new(64 + 40 + 432, 64, &m, true).unwrap();
         assert_eq!(l.rmpp_segments(216).count(), 2);
         let l = SendLayout::new(64 + 40, 64, &m, true).unwrap();
