@@ -36,8 +36,9 @@
  *              node's open(2) and close(2) alone; sysfs_ibdev, a read of
  *              the node's ibdev attribute
  * rmpp:        rmpp_<n>, GETs answered by n-segment responses that the
- *              kernel's RMPP sends and reassembles (kB of data per second,
- *              first GET to last response read)
+ *              kernel's RMPP sends and reassembles, RMPP_LEVEL_SEGMENTS
+ *              segments at each n (kB of data per second, first GET to
+ *              last response read)
  * shared:      shared_32_agents, the flood spread over 32 agents of one
  *              file; shared_8_files, over 8 files of the port with one
  *              agent each
@@ -92,8 +93,10 @@
 #define QUEUED_PAUSE_US 1000
 #define QUEUED_MAX 100000
 #define OPENS 2000
-/* Responses of each size (10 and 100 segments), and their data. */
-#define RMPP_TRANSFERS 100
+/* Segments each RMPP figure moves, in as many responses as that makes of
+ * its size (10 and 100 segments): each level carries the same data, and
+ * the small responses' rounds spread as little as the large ones'. */
+#define RMPP_LEVEL_SEGMENTS 10000
 #define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
 #define RMPP_MAX_SEGMENTS 100
 #define SHARED_MADS 8192
@@ -647,9 +650,11 @@ static int rmpp_transfer(struct bench *b, struct rmpp_pair *r, int server_fd, in
 	return 0;
 }
 
-/* RMPP_TRANSFERS GETs answered by responses of segments segments. */
+/* GETs answered by responses of segments segments, RMPP_LEVEL_SEGMENTS
+ * segments in all. */
 static int rmpp_level(struct bench *b, int segments)
 {
+	const int transfers = RMPP_LEVEL_SEGMENTS / segments;
 	struct rmpp_pair r;
 	int ret = rmpp_open(b, &r, segments);
 	double start;
@@ -657,11 +662,11 @@ static int rmpp_level(struct bench *b, int segments)
 	if (ret)
 		return ret;
 	start = seconds();
-	for (int i = 0; i < RMPP_TRANSFERS && !ret; i++)
+	for (int i = 0; i < transfers && !ret; i++)
 		ret = rmpp_transfer(b, &r, r.server_fd, r.client_fd);
 	if (!ret)
 		printf("rmpp_%d %.0f kB/s\n", segments,
-		       (double)r.data * RMPP_TRANSFERS / 1000 / (seconds() - start));
+		       (double)r.data * transfers / 1000 / (seconds() - start));
 	rmpp_close(&r);
 	return ret;
 }

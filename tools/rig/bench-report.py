@@ -50,11 +50,11 @@ def read(log):
 def main():
     title, log, prefix = sys.argv[1:4]
     runs, cpus = read(log)
-    rounds = max((len(v) for by in runs.values() for v in by.values()), default=0)
     medians = {key: {d: statistics.median(by[d]) for d in DRIVERS if d in by}
                for key, by in runs.items()}
-    print(f"{title} (medians of {rounds} runs; CPUs: the guest's vCPUs)")
-    print(f"{'benchmark':<40} {'CPUs':>4} {'C ib_umad':>12} {'ib_umad_rs':>12} {'rust/C':>8}")
+    print(f"{title} (medians of each figure's rounds; CPUs: the guest's vCPUs)")
+    print(f"{'benchmark':<40} {'CPUs':>4} {'rounds':>6} {'C ib_umad':>12} {'ib_umad_rs':>12} "
+          f"{'rust/C':>8}")
     ratios = []
     for (name, unit), by in sorted(medians.items()):
         c, rust = by.get("c", 0), by.get("rust", 0)
@@ -62,8 +62,8 @@ def main():
                                           runs[name, unit].get("rust", [])) if c_]
         ratio = statistics.median(paired) if paired else float("nan")
         better = "lower is better" if lower_is_better(name, unit) else "higher is better"
-        print(f"{name + ' (' + unit + ')':<40} {cpus[name, unit]:>4} {c:>12.2f} {rust:>12.2f} "
-              f"{ratio:>8.2f}  {better}")
+        print(f"{name + ' (' + unit + ')':<40} {cpus[name, unit]:>4} {len(paired):>6} "
+              f"{c:>12.2f} {rust:>12.2f} {ratio:>8.3f}  {better}")
         if paired:
             ratios.append((name, ratio, lower_is_better(name, unit)))
 

@@ -15,6 +15,10 @@
 # register+unregister grows by some 9% over a boot's runs for both
 # drivers) pushes as many rounds' ratios up as down; with 9 rounds the
 # middle round ran C first, and the drift showed as 1.01 for ib_umad_rs.
+# RIG_BENCH_RATE_ROUNDS: rounds of the rates under the instruction clock
+# (three times RIG_BENCH_ROUNDS). On rxe a rate's rounds spread by 2 to 4%
+# (the device's work lands on either vCPU), where the drivers differ by
+# less than 1%; a round of the rates costs some 25 s, one of the costs 70.
 # RIG_BENCH_CLOCKS: which of the two ("tcg icount"); wall time means
 # nothing beside another VM.
 #
@@ -50,13 +54,16 @@ chosen_groups() {
 	echo "$out"
 }
 
-# Boots a benchmark guest of cpus vCPUs running groups, and appends its
-# figures to the clock's log.
-bench_boot() { # clock cpus groups
+rounds=${RIG_BENCH_ROUNDS:-6}
+rate_rounds=${RIG_BENCH_RATE_ROUNDS:-$((3 * rounds))}
+
+# Boots a benchmark guest of cpus vCPUs running groups for rounds rounds,
+# and appends its figures to the clock's log.
+bench_boot() { # clock cpus groups rounds
 	local extra= log
 	[ "$1" = tcg ] || extra="-icount shift=0,sleep=off"
 	[ -n "$3" ] || return 0
-	log=$(RIG_CPUS=$2 RIG_BENCH_GROUPS=$3 RIG_QEMU_EXTRA=$extra \
+	log=$(RIG_CPUS=$2 RIG_BENCH_GROUPS=$3 RIG_BENCH_ROUNDS=$4 RIG_QEMU_EXTRA=$extra \
 		bash "$RIG_DIR/vm.sh" "$flavour" bench) ||
 		die "the benchmark VM did not finish (log: $log)"
 	cat "$log" >> "$clock_log"
@@ -68,11 +75,11 @@ for clock in ${RIG_BENCH_CLOCKS:-tcg icount}; do
 	rm -f "$clock_log"
 	if [ $clock = tcg ]; then
 		title="TCG wall time"
-		bench_boot tcg "${RIG_CPUS:-2}" "$(chosen_groups $COST_GROUPS $RATE_GROUPS)"
+		bench_boot tcg "${RIG_CPUS:-2}" "$(chosen_groups $COST_GROUPS $RATE_GROUPS)" "$rounds"
 	else
 		title="guest time counting instructions (-icount shift=0)"
-		bench_boot icount 1 "$(chosen_groups $COST_GROUPS)"
-		bench_boot icount "${RIG_CPUS:-2}" "$(chosen_groups $RATE_GROUPS)"
+		bench_boot icount 1 "$(chosen_groups $COST_GROUPS)" "$rounds"
+		bench_boot icount "${RIG_CPUS:-2}" "$(chosen_groups $RATE_GROUPS)" "$rate_rounds"
 	fi
 	# Debian's python3, which has Debian's matplotlib (setup.sh).
 	/usr/bin/python3 "$RIG_DIR/bench-report.py" "$flavour kernel, $title" "$clock_log" \
