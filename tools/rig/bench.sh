@@ -9,7 +9,8 @@
 # measures; it does not judge.
 #   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
 # RIG_BENCH_GROUPS: umad_bench's groups to run (all; while working on one).
-# RIG_BENCH_ROUNDS: rounds of one run per driver (6). Take an even number:
+# RIG_BENCH_ROUNDS: rounds of one run per driver (6; under the instruction
+# clock, of the costs). Take an even number:
 # the first driver alternates by round, so then each goes first as often,
 # and a cost that drifts from run to run (on Debian's kernel, ib_loopback's
 # register+unregister grows by some 9% over a boot's runs for both
@@ -18,7 +19,7 @@
 # RIG_BENCH_RATE_ROUNDS: rounds of the rates under the instruction clock
 # (three times RIG_BENCH_ROUNDS). On rxe a rate's rounds spread by 2 to 4%
 # (the device's work lands on either vCPU), where the drivers differ by
-# less than 1%; a round of the rates costs some 25 s, one of the costs 70.
+# less than 1%; a round of the rates takes some 26 s, one of the costs 60.
 # RIG_BENCH_CLOCKS: which of the two ("tcg icount"); wall time means
 # nothing beside another VM.
 #
