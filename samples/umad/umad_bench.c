@@ -94,8 +94,9 @@
 #define QUEUED_MAX 100000
 #define OPENS 2000
 /* Segments each RMPP figure moves, in as many responses as that makes of
- * its size (10 and 100 segments): each level carries the same data, and
- * the small responses' rounds spread as little as the large ones'. */
+ * its size (10 and 100 segments): each level carries the same data (with
+ * 100 responses of 10 segments, that figure's rounds spread by some 4% on
+ * ib_loopback; with 1000, by 1%). */
 #define RMPP_LEVEL_SEGMENTS 10000
 #define RMPP_SEGMENT_DATA (MAD_SIZE - RANGE2_HDR)
 #define RMPP_MAX_SEGMENTS 100
