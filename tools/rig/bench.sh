@@ -44,8 +44,10 @@ COST_GROUPS="write_eio write_noah register open outstanding queued"
 RATE_GROUPS="round_trip flood rmpp shared"
 # Every group of umad_bench's table is one or the other, but the tracer's
 # steps: a group in neither would silently not run.
-for group in $(sed -n 's/^\t{ "\([a-z0-9_]*\)", [a-z0-9_]* },$/\1/p' \
-	"$REPO_DIR/samples/umad/umad_bench.c"); do
+table_groups=$(sed -n 's/^\t{ "\([a-z0-9_]*\)", [a-z0-9_]* },$/\1/p' \
+	"$REPO_DIR/samples/umad/umad_bench.c")
+[ -n "$table_groups" ] || die "bench.sh: no groups found in umad_bench.c's table"
+for group in $table_groups; do
 	case " $COST_GROUPS $RATE_GROUPS steps " in
 	*" $group "*) ;;
 	*) die "bench.sh: umad_bench's group '$group' is in neither COST_GROUPS nor RATE_GROUPS" ;;
