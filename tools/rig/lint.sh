@@ -37,7 +37,7 @@ log "dropping retired agents without the port's lock does not build"
 misuse=$RIG_CACHE/lint-misuse
 lock_dir "$misuse"
 rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
-sed -i 's/Retired::new(agent, state).unregister(port);/let _ = (Retired::new(agent, state), port);/' \
+sed -i 's/Retired::new(agents, state).unregister(port);/let _ = (Retired::new(agents, state), port);/' \
 	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
 grep -q 'let _ = (Retired::new' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
 	die "the misuse no longer applies to file.rs: update lint.sh"

@@ -49,7 +49,8 @@ impl ShowClass for AbiVersion {
     }
 }
 
-/// A node's IB device, by its current name; `ENODEV` once it is gone.
+/// A node's IB device, by its name (renamed with it). A show runs only
+/// while the node is added, hence while the port has its device.
 struct IbDev;
 
 impl ShowDevice<Port> for IbDev {

@@ -14,8 +14,10 @@
 
 use crate::{
     glue::{
+        bug::warn_on_once,
         compat::{self, new_mutex, new_spinlock, Mutex, MutexGuard, SpinLock},
         fs::File,
+        nospec::array_index_nospec,
         poll::{poll_bits, PollTable, WaitQueue},
         trace,
         uaccess::{UserReader, UserWriter},
@@ -27,7 +29,7 @@ use crate::{
     port::{Port, PortGuard},
     rules::{
         mad::{MadStart, SendLayout, RMPP_HDR_END},
-        slots::{Slots, MAX_AGENTS},
+        slots::{SlotId, Slots},
         uapi::{Be16, Be32, HdrLayout, UserMadHdr},
     },
     sends::{Outstanding, SendTable},
@@ -88,11 +90,22 @@ type FileGuard<'a> = MutexGuard<'a, FileState>;
 
 /// What the file's lock protects.
 pub(crate) struct FileState {
-    /// Emptied once the file is dead. An agent leaves only as [`Retired`].
+    /// Emptied, all at once, when the file dies: a dead file has no agent
+    /// to write on or to queue for, as ib_umad's `__get_agent` finds none
+    /// once `agents_dead` is set. An agent leaves only as [`Retired`].
     agents: Slots<Agent<UmadFile>>,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
     received: PacketList,
+}
+
+/// Only `close` empties a file's slots before its state goes: the agents
+/// of a state dropped with some would be unregistered without the port's
+/// lock, perhaps after their device went.
+impl Drop for FileState {
+    fn drop(&mut self) {
+        warn_on_once!(!self.agents.is_empty());
+    }
 }
 
 /// Agents (one, or a file's slots of them) taken out of a file and still
@@ -183,14 +196,13 @@ impl UmadFile {
         self.retire_agents(state, port);
     }
 
-    /// Unregisters the agents of a file just marked dead (under `state`),
-    /// one at a time: each leaves its slot under the file's lock and is
-    /// unregistered without it. The port's lock keeps new ones out.
-    fn retire_agents<'a>(&'a self, mut state: FileGuard<'a>, port: &PortGuard<'_>) {
-        while let Some(agent) = state.agents.take_first() {
-            Retired::new(agent, state).unregister(port);
-            state = self.state.lock();
-        }
+    /// Unregisters the agents of a file just marked dead (under `state`):
+    /// they all leave their slots under the file's lock, so that no write
+    /// finds one once the file is dead, and are unregistered without it,
+    /// one by one. The port's lock keeps new ones out.
+    fn retire_agents(&self, mut state: FileGuard<'_>, port: &PortGuard<'_>) {
+        let agents = core::mem::replace(&mut state.agents, Slots::new());
+        Retired::new(agents, state).unregister(port);
     }
 
     fn is_dead(&self) -> bool {
@@ -208,9 +220,8 @@ impl UmadFile {
     /// `read(2)`: the next queued packet, after its umad header.
     #[inline(always)]
     pub(crate) fn read(&self, file: &File, out: UserWriter) -> Result<usize> {
-        let layout = self.layout();
         let count = out.len();
-        if count < layout.size() {
+        if count < self.layout().size() {
             return Err(EINVAL);
         }
         let packet = loop {
@@ -231,11 +242,18 @@ impl UmadFile {
             self.wait
                 .wait_interruptible(|| self.queued.load(Ordering::Relaxed) > 0 || self.is_dead())?;
         };
+        // The header as the file has it now, as ib_umad's `hdr_size(file)`
+        // at the copy: a first REGISTER_AGENT2 while the read waited makes
+        // it 64 bytes, which the packet's `length` already counts.
+        let layout = self.layout();
         let origin = self.port.trace_origin();
         let copied = packet.copy_out(out, count, layout, |event, hdr, mad| {
             trace::emit(event, origin, hdr, mad)
         });
-        if copied.is_err() {
+        if copied == Err(EIO) {
+            // Broken (`copy_out`): it would fail every read again.
+            drop(packet);
+        } else if copied.is_err() {
             // Nothing is lost: the packet goes back to the head, and the
             // count with it, under the lock (another reader of the file
             // may take it at once).
@@ -290,9 +308,7 @@ impl UmadFile {
             }
             HdrLayout::New => input.read_array(bytes)?,
         }
-        if hdr.id >= MAX_AGENTS {
-            return Err(EINVAL);
-        }
+        let id = SlotId::new(hdr.id, array_index_nospec).ok_or(EINVAL)?;
         let user_mad = input.clone();
         let mut start = MadStart([0; RMPP_HDR_END]);
         input.read_array(&mut start.0)?;
@@ -304,7 +320,7 @@ impl UmadFile {
             &hdr,
             &start.0,
         );
-        let agent = state.agents.get(hdr.id).ok_or(EIO)?;
+        let agent = state.agents.get(id).ok_or(EIO)?;
         let ah = agent.address_handle(&AddressVector::from(&hdr))?;
         let kernel_rmpp = agent.kernel_rmpp();
         let plan = SendLayout::new(count, hdr_size, &start, kernel_rmpp).ok_or(EINVAL)?;
@@ -461,9 +477,17 @@ impl MadHandler for UmadFile {
         // the file's table, and each completes once.
         let packet = unsafe { self.sends.lock().take(outstanding) };
         if timed_out {
-            // Reported if the agent is still the file's; never dropped for
-            // the queue's length.
-            self.enqueue(agent, |_| packet, false);
+            // Reported if the agent is still the file's, under the id of
+            // its slot; never dropped for the queue's length.
+            let mut packet = packet;
+            self.enqueue(
+                agent,
+                move |id| {
+                    packet.hdr.id = id;
+                    packet
+                },
+                false,
+            );
         }
     }
 }

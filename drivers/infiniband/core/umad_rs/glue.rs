@@ -16,7 +16,7 @@
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
-//! - `err`: error pointers.
+//! - `err`: error pointers; `bug`: warnings.
 //! - `uaccess`: user memory, accessed as C accesses it.
 //! - `trace`: the C tracepoints, fired through the shim.
 //!
@@ -24,6 +24,7 @@
 //! calls, and nothing else.
 
 pub(crate) mod bindings;
+pub(crate) mod bug;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
 pub(crate) mod err;

@@ -151,6 +151,12 @@ impl infiniband::ClientOps for UmadClient {
         }
     }
 
+    fn rename(umad: &UmadDevice, device: &infiniband::Device) {
+        for port in umad.ports.iter() {
+            port.rename(device);
+        }
+    }
+
     /// As ib_umad: `EINVAL` for no port of the device (or none named),
     /// `EOPNOTSUPP` for a port without MADs.
     fn chardev(device: &UmadDevice, number: u32) -> Result<infiniband::Chardev> {

@@ -8,6 +8,7 @@
 
 use crate::{
     glue::{
+        bug::warn_on_once,
         compat::ETIMEDOUT,
         list::{impl_linked, BoxList, Links},
         slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
@@ -107,7 +108,9 @@ impl Packet {
     /// Copies the packet to `out`, which has `count` bytes, behind a
     /// `layout` header; returns how many bytes that is, after `trace` saw
     /// the event, header and MAD header (the last segment's, as ib_umad
-    /// traces). On an error the packet is still whole, to be read again.
+    /// traces). On an error the packet is still whole, to be read again,
+    /// but for `EIO`: a received message with fewer segments than its
+    /// length, which no read can copy.
     pub(crate) fn copy_out(
         &self,
         mut out: UserWriter,
@@ -132,8 +135,12 @@ impl Packet {
                 if plan.has_more_segments() {
                     let offset = data_offset(*first.get(1).ok_or(EINVAL)?);
                     for len in plan.more_segments(offset) {
+                        // The MAD layer's reassembly gives every segment
+                        // the length counts; without one, what is left of
+                        // `out` would be counted as data it never got.
                         let Some(segment) = segments.next() else {
-                            break;
+                            warn_on_once!(true);
+                            return Err(EIO);
                         };
                         out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
                         last = segment;

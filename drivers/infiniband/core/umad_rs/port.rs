@@ -14,7 +14,7 @@ use crate::{
     file::UmadFile,
     glue::{
         chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::{new_mutex, this_module, DisplayCStr, Mutex, MutexGuard},
+        compat::{new_mutex, new_spinlock, this_module, DisplayCStr, Mutex, MutexGuard, SpinLock},
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
@@ -77,10 +77,11 @@ pub(crate) struct Port {
     /// ib_umad's `file_mutex`.
     #[pin]
     pub(crate) state: Mutex<PortState>,
-    /// The IB device's name for the shows of the nodes' `ibdev`, which
-    /// need no lock: a show runs only while its node is added, and `kill`
-    /// removes the nodes before the device goes. Nothing else uses it.
-    device_name: DeviceName,
+    /// The IB device's name, for the shows of the nodes' `ibdev`: a copy
+    /// the umad client's `rename` renews, as the device's own array may
+    /// be written while it is read. Nothing else uses it.
+    #[pin]
+    device_name: SpinLock<DeviceName>,
 }
 
 /// What a port's lock protects.
@@ -142,10 +143,7 @@ impl Port {
                     device: Some(unsafe { device.handle() }),
                     files: List::new(),
                 }),
-                // SAFETY: used only by shows of the port's nodes
-                // (`show_ib_device_name`), which `kill`, called by
-                // `remove` for every port, drains by removing the nodes.
-                device_name: unsafe { device.name() },
+                device_name <- new_spinlock!(device.name()),
             }),
             GFP_KERNEL,
         );
@@ -266,11 +264,15 @@ impl Port {
         self.smi.then_some(&self.issm)
     }
 
-    /// Shows the IB device's current name as `out`'s line (sysfs
-    /// `ibdev`). The node being shown is added (`Shown`), so the device is
-    /// there: `kill` removes the nodes before it revokes the device.
+    /// The IB device was renamed to `device`'s name.
+    pub(crate) fn rename(&self, device: &infiniband::Device) {
+        *self.device_name.lock() = device.name();
+    }
+
+    /// Shows the IB device's name as `out`'s line (sysfs `ibdev`).
     pub(crate) fn show_ib_device_name(node: Shown<'_, Port>, out: &mut Page<'_>) {
-        node.owner().device_name.show(out);
+        let name = *node.owner().device_name.lock();
+        out.line_str(name.as_c_str());
     }
 }
 

@@ -13,7 +13,7 @@ use crate::{
     },
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
-        slots::MAX_AGENTS,
+        slots::{SlotId, MAX_AGENTS},
         uapi::{self, HdrLayout, Ioctl, RegReq, RegReq2},
     },
 };
@@ -247,13 +247,9 @@ impl UmadFile {
     /// UNREGISTER_AGENT.
     fn unregister(&self, arg: usize) -> Result {
         let id = uaccess::get_u32(arg)?;
-        if id >= MAX_AGENTS {
-            return Err(EINVAL);
-        }
+        let id = SlotId::new(id, array_index_nospec).ok_or(EINVAL)?;
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();
-        // No speculative read past the table with a wild id.
-        let id = array_index_nospec(id, MAX_AGENTS);
         let agent = state.agents.take(id).ok_or(EINVAL)?;
         Retired::new(agent, state).unregister(&port_state);
         Ok(())

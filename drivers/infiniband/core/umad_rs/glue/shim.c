@@ -147,6 +147,11 @@ void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags)
 	return kmem_cache_alloc(cache, flags);
 }
 
+bool ib_umad_rs_WARN_ON(bool cond)
+{
+	return WARN_ON(cond);
+}
+
 unsigned long ib_umad_rs_jiffies(void)
 {
 	return jiffies;

@@ -53,6 +53,8 @@ unsigned long ib_umad_rs_copy_to_user(void __user *to, const void *from, unsigne
 int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr);
 int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr);
 
+bool ib_umad_rs_WARN_ON(bool cond);
+
 unsigned long ib_umad_rs_jiffies(void);
 unsigned long ib_umad_rs_ratelimit_interval(void);
 

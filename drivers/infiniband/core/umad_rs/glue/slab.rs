@@ -14,7 +14,7 @@ use core::{
     mem::{align_of, size_of},
     ops::{Deref, DerefMut},
     ptr::{self, NonNull},
-    sync::atomic::{AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 use kernel::{prelude::*, str::CStr};
 
@@ -23,10 +23,12 @@ use kernel::{prelude::*, str::CStr};
 /// # Invariants
 ///
 /// `raw` is null, or a live cache of objects sized and aligned for a `T`
-/// that `create` made and that its [`CacheGuard`] destroys. `user_copy`
-/// lies within a `T`.
+/// that `create` made and that its [`CacheGuard`] destroys. `raw` is not
+/// null only while `created` is set: one guard at a time. `user_copy` lies
+/// within a `T`.
 pub(crate) struct SlabCache<T> {
     raw: AtomicPtr<bindings::kmem_cache>,
+    created: AtomicBool,
     name: &'static CStr,
     user_copy: UserCopy,
     _objects: PhantomData<T>,
@@ -64,19 +66,40 @@ impl<T> SlabCache<T> {
         // INVARIANT: null; the region was checked above.
         Self {
             raw: AtomicPtr::new(ptr::null_mut()),
+            created: AtomicBool::new(false),
             name,
             user_copy,
             _objects: PhantomData,
         }
     }
 
-    /// Makes the cache (`kmem_cache_create`).
+    /// Makes the cache (`kmem_cache_create`); `EBUSY` while a guard of
+    /// an earlier call lives, whose cache a second one would replace.
     ///
     /// # Safety
     ///
     /// Every [`SlabBox`] from the cache is dropped before the returned
     /// guard is: a box frees its object into the cache.
     pub(crate) unsafe fn create(&'static self) -> Result<CacheGuard<T>> {
+        if self.created.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
+        let raw = match self.new_cache() {
+            Ok(raw) => raw,
+            Err(e) => {
+                self.created.store(false, Ordering::Release);
+                return Err(e);
+            }
+        };
+        // INVARIANT: a live cache for `T`s, which the guard destroys; this
+        // call set `created`.
+        self.raw.store(raw.as_ptr(), Ordering::Release);
+        // INVARIANT: the caller promised.
+        Ok(CacheGuard(self))
+    }
+
+    /// A new `kmem_cache` for this cache's objects.
+    fn new_cache(&self) -> Result<NonNull<bindings::kmem_cache>> {
         let size = u32::try_from(size_of::<T>())?;
         let align = u32::try_from(align_of::<T>())?;
         let user_offset = u32::try_from(self.user_copy.offset)?;
@@ -92,13 +115,7 @@ impl<T> SlabCache<T> {
                 user_size,
             )
         };
-        if raw.is_null() {
-            return Err(ENOMEM);
-        }
-        // INVARIANT: a live cache for `T`s, which the guard destroys.
-        self.raw.store(raw, Ordering::Release);
-        // INVARIANT: the caller promised.
-        Ok(CacheGuard(self))
+        NonNull::new(raw).ok_or(ENOMEM)
     }
 
     /// A `T` in an object of the cache, which must have been made. Inline:
@@ -130,6 +147,8 @@ impl<T> Drop for CacheGuard<T> {
         // SAFETY: made by `create`; no object is left, by the type
         // invariants.
         unsafe { bindings::kmem_cache_destroy(raw) };
+        // INVARIANT: `raw` is null again.
+        self.0.created.store(false, Ordering::Release);
     }
 }
 

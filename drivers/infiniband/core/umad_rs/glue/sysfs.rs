@@ -60,25 +60,17 @@ pub(crate) struct Page<'a> {
 // where a show is inlined into its callback the page is known to be new,
 // so the choice folds away.
 impl Page<'_> {
-    /// Appends the C string at `text` and a newline (`%s`), as much as
-    /// fits: a one-value attribute's line. The string may change
-    /// meanwhile, as long as it stays terminated: it is read where it is
-    /// (a copy would tear just the same).
-    ///
-    /// # Safety
-    ///
-    /// `text` points to a NUL-terminated string that stays readable, and
-    /// terminated, during the call.
-    pub(crate) unsafe fn line_c_str(&mut self, text: *const c_char) {
+    /// Appends `text` and a newline (`%s`), as much as fits: a one-value
+    /// attribute's line.
+    pub(crate) fn line_str(&mut self, text: &CStr) {
         let format = c_str!("%s\n").as_char_ptr();
         // SAFETY: `buf` is the page and `len` within it, by the type
-        // invariants; `%s` reads `text` up to its NUL, which is there (the
-        // caller's promise).
+        // invariants; `%s` reads `text` up to its NUL.
         let added = unsafe {
             if self.len == 0 {
-                bindings::sysfs_emit(self.buf, format, text)
+                bindings::sysfs_emit(self.buf, format, text.as_char_ptr())
             } else {
-                bindings::sysfs_emit_at(self.buf, self.len, format, text)
+                bindings::sysfs_emit_at(self.buf, self.len, format, text.as_char_ptr())
             }
         };
         // INVARIANT: `added` more bytes were written, within the page.
@@ -86,10 +78,10 @@ impl Page<'_> {
     }
 
     /// Appends `value` in decimal and a newline (`%u`), as
-    /// [`Page::line_c_str`] does.
+    /// [`Page::line_str`] does.
     pub(crate) fn line_u32(&mut self, value: u32) {
         let format = c_str!("%u\n").as_char_ptr();
-        // SAFETY: as in `line_c_str`; `%u` takes the `unsigned int`
+        // SAFETY: as in `line_str`; `%u` takes the `unsigned int`
         // `value` is.
         let added = unsafe {
             if self.len == 0 {
@@ -98,7 +90,7 @@ impl Page<'_> {
                 bindings::sysfs_emit_at(self.buf, self.len, format, value)
             }
         };
-        // INVARIANT: as in `line_c_str`.
+        // INVARIANT: as in `line_str`.
         self.len += added;
     }
 }

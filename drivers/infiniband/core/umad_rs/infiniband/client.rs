@@ -40,6 +40,10 @@ pub(crate) trait ClientOps: Sized + 'static {
     /// The device is going away (or the client is being unregistered).
     fn remove(context: &Self::Context, data: Self::DeviceData);
 
+    /// The device has a new name (`ib_device_rename`), which `device`
+    /// gives. Runs while `add` has succeeded and `remove` has not started.
+    fn rename(_data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>, _device: &Device) {}
+
     /// Which character device serves `port` (`RDMA_NLDEV_CMD_GET_CHARDEV`).
     /// Runs while `add` has succeeded and `remove` has not started.
     fn chardev(
@@ -94,6 +98,7 @@ impl<T: ClientOps> Client<T> {
         raw.name = compat::const_char_ptr(name);
         raw.add = Some(add_callback::<T>);
         raw.remove = Some(remove_callback::<T>);
+        raw.rename = Some(rename_callback::<T>);
         raw.get_nl_info = Some(get_nl_info_callback::<T>);
         Self {
             raw: Opaque::new(raw),
@@ -200,7 +205,7 @@ impl<T: ClientOps> Drop for Registration<T> {
 /// Called by the IB core with a registered device, under `devices_rwsem`.
 unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device) -> c_int {
     // SAFETY: the IB core holds `devices_rwsem` across `add`, which keeps
-    // the device registered for this call.
+    // the device registered, and its name as it is, for this call.
     let device = unsafe { Device::from_raw(ibdev) };
     // SAFETY: this is a callback of the client.
     let context = unsafe { T::client().context() };
@@ -229,6 +234,27 @@ unsafe extern "C" fn remove_callback<T: ClientOps>(
     let data = unsafe { T::DeviceData::from_foreign(client_data) };
     // SAFETY: this is a callback of the client.
     T::remove(unsafe { T::client().context() }, data);
+}
+
+/// `ib_client.rename`.
+///
+/// # Safety
+///
+/// Called by the IB core with a registered device that it has just
+/// renamed, under `devices_rwsem`, and with the data that `add_callback`
+/// stored, under the device's `client_data_rwsem`, which keeps `remove`
+/// from starting.
+unsafe extern "C" fn rename_callback<T: ClientOps>(
+    ibdev: *mut bindings::ib_device,
+    client_data: *mut c_void,
+) {
+    // SAFETY: the IB core holds `devices_rwsem` across the call, which
+    // keeps the device registered and its name as it is now.
+    let device = unsafe { Device::from_raw(ibdev) };
+    // SAFETY: `client_data` came from `into_foreign` and `remove` (which
+    // takes it back) cannot run during this call.
+    let data = unsafe { T::DeviceData::borrow(client_data) };
+    T::rename(data, device);
 }
 
 /// `ib_client.get_nl_info`.

@@ -6,24 +6,26 @@
 //! Upstream counterpart: none yet; a future `rust/kernel/infiniband/device.rs`
 //! would replace this file.
 
-use crate::glue::{bindings, chrdev::DeviceRef, sysfs::Page};
+use crate::glue::{bindings, chrdev::DeviceRef};
 use core::{ops::RangeInclusive, ptr::NonNull};
-use kernel::{error::to_result, ffi::c_char, prelude::*, types::Opaque};
+use kernel::{error::to_result, prelude::*, str::CStr, types::Opaque};
 
-/// An IB device, borrowed for the duration of a client's `add` callback.
+/// An IB device, borrowed for the duration of a client's `add` or `rename`
+/// callback.
 ///
 /// # Invariants
 ///
-/// The device is registered with the IB core for as long as a `&Device`
-/// exists.
+/// The device is registered with the IB core, and the core holds its
+/// `devices_rwsem`, which a rename takes for writing, for as long as a
+/// `&Device` exists.
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
 
 impl Device {
     /// # Safety
     ///
-    /// `ptr` points to a registered `ib_device` that stays registered
-    /// during `'a`.
+    /// `ptr` points to a registered `ib_device` that stays registered, with
+    /// `devices_rwsem` held, during `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee outlives `'a`.
@@ -46,19 +48,17 @@ impl Device {
         first..=last
     }
 
-    /// The device's name, to show while the device is registered.
-    ///
-    /// # Safety
-    ///
-    /// The caller stops using it before the client's `remove` for this
-    /// device returns.
-    pub(crate) unsafe fn name(&self) -> DeviceName {
-        // SAFETY: the device is valid by the type invariants.
-        let name = unsafe { bindings::ib_umad_rs_name_array(self.as_raw()) };
-        // INVARIANT: the array is the device's, which the caller stops
-        // using in time.
-        // SAFETY: the address of an array inside a valid device: not null.
-        DeviceName(unsafe { NonNull::new_unchecked(name.cast_mut()) })
+    /// The device's name, as it is now.
+    pub(crate) fn name(&self) -> DeviceName {
+        let mut bytes = [0; NAME_MAX];
+        // SAFETY: the device is valid and no rename writes its name array
+        // meanwhile (type invariants); the array is `NAME_MAX` bytes (the
+        // shim asserts it).
+        unsafe {
+            let name = bindings::ib_umad_rs_name_array(self.as_raw());
+            core::ptr::copy_nonoverlapping(name.cast::<u8>(), bytes.as_mut_ptr(), NAME_MAX);
+        }
+        DeviceName::new(bytes)
     }
 
     /// A handle on the device that outlives this callback.
@@ -109,34 +109,41 @@ impl Device {
     }
 }
 
-/// An IB device's name (`ib_device.name`), where it is: the array's
-/// address, taken once, as it stays put while a rename changes what it
-/// holds.
+/// `IB_DEVICE_NAME_MAX`: the size of an IB device's name array.
+// CAST: 64, in any `usize`.
+#[allow(clippy::cast_possible_truncation)]
+const NAME_MAX: usize = bindings::IB_DEVICE_NAME_MAX as usize;
+
+/// A copy of an IB device's name (`ib_device.name`). The IB core renames a
+/// device by writing over its name array (`ib_device_rename`), so the array
+/// is read only where no rename runs ([`Device::name`]); a client that
+/// shows the name keeps a copy, which its `rename` callback renews.
 ///
 /// # Invariants
 ///
-/// The array is the `IB_DEVICE_NAME_MAX`-byte name of a device that is
-/// valid until the `remove` callback of the client that took the name
-/// returns; the client drops or stops using it before then.
-pub(crate) struct DeviceName(NonNull<c_char>);
-
-// SAFETY: the address of an array that lives as long as its device; any
-// thread may read it, as the core's own readers do (a rename rewrites it in
-// place, and `show` reads it only up to its always-present last NUL).
-unsafe impl Send for DeviceName {}
-// SAFETY: as above; the value itself is immutable.
-unsafe impl Sync for DeviceName {}
+/// `bytes` holds a NUL.
+#[derive(Clone, Copy)]
+pub(crate) struct DeviceName {
+    bytes: [u8; NAME_MAX],
+}
 
 impl DeviceName {
-    /// Shows the device's current name as `out`'s line, read where it is
-    /// (a rename may run meanwhile, as for ib_umad's `dev_name`).
-    pub(crate) fn show(&self, out: &mut Page<'_>) {
-        // SAFETY: the array is readable while the device is valid (type
-        // invariants). Its last byte is always NUL: the core fills it only
-        // by `strscpy` to the array's size (`assign_name`,
-        // `ib_device_rename`; the shim asserts that size), which writes no
-        // character there; the core itself prints it with `%s`.
-        unsafe { out.line_c_str(self.0.as_ptr()) };
+    /// The name in `bytes`, up to its first NUL; the core ends every name
+    /// with one (it writes them with `strscpy` to the array's size), and if
+    /// the last byte were not one it would be made so.
+    fn new(mut bytes: [u8; NAME_MAX]) -> Self {
+        if let Some(last) = bytes.last_mut() {
+            *last = 0;
+        }
+        // INVARIANT: the last byte is NUL.
+        Self { bytes }
+    }
+
+    pub(crate) fn as_c_str(&self) -> &CStr {
+        let len = self.bytes.iter().position(|&b| b == 0).unwrap_or(0);
+        // The bytes up to the first NUL, with it: never an error.
+        CStr::from_bytes_with_nul(self.bytes.get(..=len).unwrap_or(&[0]))
+            .unwrap_or(kernel::c_str!(""))
     }
 }
 

@@ -4,7 +4,8 @@
 //! agents, the MADs they send and receive, and address handles.
 //!
 //! Ownership is in the types. An [`Agent`] is one registration, undone on
-//! drop; its handler, which it borrows, must outlive it. A [`SendMad`] borrows its agent and is either dropped (freed) or
+//! drop; its handler, which it borrows, must outlive it. A [`SendMad`]
+//! borrows its agent and is either dropped (freed) or
 //! posted, after which the MAD layer owns it until the send completes:
 //! then this module frees it and hands the sender back the context it
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
@@ -21,6 +22,7 @@ use core::{marker::PhantomData, mem::MaybeUninit, ops::Range, ptr::NonNull};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
+    types::Opaque,
 };
 
 /// The two MAD QPs of a port.
@@ -101,6 +103,52 @@ unsafe impl Send for AgentId {}
 // SAFETY: as above.
 unsafe impl Sync for AgentId {}
 
+/// A registered `struct ib_mad_agent`, never borrowed whole: the MAD layer
+/// writes some of its fields while it is registered (`smp_allowed` when
+/// the security policy changes, the security list's links as other agents
+/// come and go). The fields read here are set before registration returns
+/// and never written again; each is read alone, through a raw pointer.
+///
+/// # Invariants
+///
+/// The agent is registered while a `&RawAgent` exists.
+#[repr(transparent)]
+struct RawAgent(Opaque<bindings::ib_mad_agent>);
+
+impl RawAgent {
+    /// # Safety
+    ///
+    /// `ptr` is a registered agent that stays registered during `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_mad_agent) -> &'a Self {
+        // SAFETY: `RawAgent` is a transparent wrapper of `ib_mad_agent`,
+        // and the caller guarantees it is valid for `'a`.
+        unsafe { &*ptr.cast() }
+    }
+
+    fn as_raw(&self) -> *mut bindings::ib_mad_agent {
+        self.0.get()
+    }
+
+    /// The agent's half of every request's TID.
+    fn hi_tid(&self) -> u32 {
+        // SAFETY: registered (type invariants); `hi_tid` is set before
+        // registration returns and never written again.
+        unsafe { (*self.as_raw()).hi_tid }
+    }
+
+    /// The agent's IB device.
+    fn device(&self) -> *mut bindings::ib_device {
+        // SAFETY: as in `hi_tid`, for `device`.
+        unsafe { (*self.as_raw()).device }
+    }
+
+    /// The agent's port on its device.
+    fn port_num(&self) -> u32 {
+        // SAFETY: as in `hi_tid`, for `port_num`.
+        u32::from(unsafe { (*self.as_raw()).port_num })
+    }
+}
+
 /// A registered MAD agent (`ib_register_mad_agent`); dropping it
 /// unregisters it, which waits for its callbacks and flushes its sends.
 ///
@@ -116,7 +164,8 @@ pub(crate) struct Agent<H: MadHandler> {
 
 // SAFETY: the MAD layer's functions may be called from any task.
 unsafe impl<H: MadHandler> Send for Agent<H> {}
-// SAFETY: as above; `&Agent` only reads fields fixed at registration.
+// SAFETY: as above; `&Agent` only reads fields fixed at registration
+// (`RawAgent`).
 unsafe impl<H: MadHandler> Sync for Agent<H> {}
 
 impl<H: MadHandler> Agent<H> {
@@ -174,15 +223,14 @@ impl<H: MadHandler> Agent<H> {
         AgentId(self.raw.as_ptr())
     }
 
-    fn raw(&self) -> &bindings::ib_mad_agent {
-        // SAFETY: registered by the type invariants; umad reads only fields
-        // the MAD layer sets before registration returns.
-        unsafe { self.raw.as_ref() }
+    fn raw(&self) -> &RawAgent {
+        // SAFETY: registered while `self` lives (type invariants).
+        unsafe { RawAgent::from_raw(self.raw.as_ptr()) }
     }
 
     /// The agent's half of every request's TID.
     pub(crate) fn hi_tid(&self) -> u32 {
-        self.raw().hi_tid
+        self.raw().hi_tid()
     }
 
     /// Whether the MAD layer runs RMPP for this agent.
@@ -196,7 +244,6 @@ impl<H: MadHandler> Agent<H> {
     /// without a GRH: `EINVAL`).
     pub(crate) fn address_handle(&self, to: &AddressVector) -> Result<AddressHandle<'_>> {
         let agent = self.raw();
-        let port = u32::from(agent.port_num);
         // SAFETY: all zeroes is a valid `rdma_ah_attr`: no GRH, no GID
         // attribute, type UNDEFINED until set below.
         let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
@@ -205,8 +252,8 @@ impl<H: MadHandler> Agent<H> {
         unsafe {
             bindings::ib_umad_rs_ah_init(
                 &mut attr,
-                agent.device,
-                port,
+                agent.device(),
+                agent.port_num(),
                 to.dlid.into(),
                 to.sl,
                 to.path_bits,
@@ -533,7 +580,8 @@ impl Drop for ReceivedMad {
 
 /// How a MAD arrived (its work completion), during the receive handler.
 pub(crate) struct RecvCompletion<'a> {
-    agent: NonNull<bindings::ib_mad_agent>,
+    agent: &'a RawAgent,
+    /// The receive's own, which nothing else writes during the handler.
     wc: &'a bindings::ib_wc,
     grh: *const bindings::ib_grh,
 }
@@ -575,10 +623,9 @@ impl RecvCompletion<'_> {
         // SAFETY: the agent is registered during its receive handler; `wc`
         // and `grh` are the completion's.
         to_result(unsafe {
-            let agent = self.agent.as_ref();
             bindings::ib_init_ah_attr_from_wc(
-                agent.device,
-                agent.port_num.into(),
+                self.agent.device(),
+                self.agent.port_num(),
                 self.wc,
                 self.grh,
                 &mut attr,
@@ -615,11 +662,12 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     // SAFETY: the context is the agent's handler, valid while the agent is
     // registered (the `Agent` invariants), which it is during its callbacks.
     let handler = unsafe { &*(*agent).context.cast::<H>() };
-    // SAFETY: the work completion and GRH belong to the receive and are
-    // valid during this call (the work completion may not be after it).
+    // SAFETY: the agent is registered during its callbacks; the work
+    // completion and GRH belong to the receive and are valid during this
+    // call (the work completion may not be after it).
     let completion = unsafe {
         RecvCompletion {
-            agent: NonNull::new_unchecked(agent),
+            agent: RawAgent::from_raw(agent),
             wc: &*(*recv_wc).wc,
             grh: (*recv_wc).recv_buf.grh,
         }

@@ -66,7 +66,7 @@ impl Regions {
 }
 
 /// Hands out the lowest free index below `64 * WORDS`, like an IDA with
-/// `ida_alloc_max`: used for devnums (8192) and agent slots (32).
+/// `ida_alloc_max`, for devnums (8192); agent ids come from `Slots`.
 pub(crate) struct IndexAllocator<const WORDS: usize> {
     used: [u64; WORDS],
 }

@@ -32,6 +32,32 @@ fn slot(id: u32) -> Option<usize> {
     (id < MAX_AGENTS).then(|| usize::try_from(id).unwrap_or(usize::MAX))
 }
 
+/// An id that userspace chose, checked against [`MAX_AGENTS`] and bounded
+/// under speculation too: the only key [`Slots::get`] and [`Slots::take`]
+/// take, so that no lookup with a user's id can skip the hardening.
+///
+/// # Invariants
+///
+/// The id is below [`MAX_AGENTS`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct SlotId(u32);
+
+impl SlotId {
+    /// `id` if it is below [`MAX_AGENTS`]. `nospec(id, MAX_AGENTS)` is the
+    /// kernel's `array_index_nospec`: the id the slots are indexed with is
+    /// the one it returns, which speculation cannot take past the bound.
+    #[inline]
+    pub(crate) fn new(id: u32, nospec: impl FnOnce(u32, u32) -> u32) -> Option<Self> {
+        if id >= MAX_AGENTS {
+            return None;
+        }
+        let id = nospec(id, MAX_AGENTS);
+        // INVARIANT: checked above; `array_index_nospec` returns an index
+        // below the bound, and on the host anything else is a test's bug.
+        (id < MAX_AGENTS).then_some(Self(id))
+    }
+}
+
 impl<A> Slots<A> {
     pub(crate) const fn new() -> Self {
         // INVARIANT: no bit of `used` is set.
@@ -46,6 +72,11 @@ impl<A> Slots<A> {
         id < MAX_AGENTS && self.used & (1 << id) != 0
     }
 
+    /// Whether no slot holds a value.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
     /// The lowest free slot, if any, for [`Vacant::put`].
     pub(crate) fn vacant(&mut self) -> Option<Vacant<'_, A>> {
         let id = self.used.trailing_ones();
@@ -53,15 +84,27 @@ impl<A> Slots<A> {
         (id < MAX_AGENTS).then_some(Vacant { slots: self, id })
     }
 
-    /// The value at `id`; `None` for an empty or out-of-range id.
-    pub(crate) fn get(&self, id: u32) -> Option<&A> {
+    /// The value at `id`; `None` for an empty slot.
+    pub(crate) fn get(&self, id: SlotId) -> Option<&A> {
+        self.get_at(id.0)
+    }
+
+    /// Takes the value at `id` out; `None` for an empty slot.
+    pub(crate) fn take(&mut self, id: SlotId) -> Option<A> {
+        self.take_at(id.0)
+    }
+
+    /// The value at `id`, an id of ours; `None` for an empty or
+    /// out-of-range id.
+    fn get_at(&self, id: u32) -> Option<&A> {
         let slot = slot(id).filter(|_| self.holds(id))?;
         // SAFETY: the slot holds a value: its bit is set (invariant).
         Some(unsafe { self.slots[slot].assume_init_ref() })
     }
 
-    /// Takes the value at `id` out; `None` for an empty or out-of-range id.
-    pub(crate) fn take(&mut self, id: u32) -> Option<A> {
+    /// Takes the value at `id`, an id of ours, out; `None` for an empty or
+    /// out-of-range id.
+    fn take_at(&mut self, id: u32) -> Option<A> {
         let slot = slot(id).filter(|_| self.holds(id))?;
         // INVARIANT: the value leaves the slot below.
         self.used &= !(1 << id);
@@ -72,7 +115,7 @@ impl<A> Slots<A> {
 
     /// Takes the value of the lowest id out, if there is one.
     pub(crate) fn take_first(&mut self) -> Option<A> {
-        self.take(self.used.trailing_zeros())
+        self.take_at(self.used.trailing_zeros())
     }
 
     /// The id of the first value that `matches`; only the slots that hold
@@ -82,7 +125,7 @@ impl<A> Slots<A> {
         while left != 0 {
             let id = left.trailing_zeros();
             left &= left - 1;
-            if self.get(id).is_some_and(&mut matches) {
+            if self.get_at(id).is_some_and(&mut matches) {
                 return Some(id);
             }
         }
@@ -126,6 +169,11 @@ impl<A> Drop for Slots<A> {
 mod tests {
     use super::*;
 
+    /// `id` as a key, on the host: nothing bounds speculation here.
+    fn key(id: u32) -> SlotId {
+        SlotId::new(id, |id, _| id).unwrap()
+    }
+
     /// Puts `value` in the lowest free slot; its id.
     fn put<A>(s: &mut Slots<A>, value: A) -> Option<u32> {
         let slot = s.vacant()?;
@@ -141,17 +189,15 @@ mod tests {
             assert_eq!(put(&mut s, id * 10), Some(id));
         }
         assert!(s.vacant().is_none());
-        assert_eq!(s.take(5), Some(50));
-        assert_eq!(s.take(5), None);
+        assert_eq!(s.take(key(5)), Some(50));
+        assert_eq!(s.take(key(5)), None);
         assert_eq!(s.vacant().map(|v| v.id()), Some(5));
-        assert_eq!(s.get(6), Some(&60));
-        assert_eq!(s.get(32), None);
-        assert_eq!(s.take(u32::MAX), None);
+        assert_eq!(s.get(key(6)), Some(&60));
         assert_eq!(s.position(|&v| v == 70), Some(7));
         assert_eq!(s.position(|&v| v == 50), None);
         assert_eq!(s.take_first(), Some(0));
         assert_eq!(s.take_first(), Some(10));
-        assert_eq!(s.get(0), None);
+        assert_eq!(s.get(key(0)), None);
         assert_eq!(put(&mut s, 1), Some(0));
         assert_eq!(put(&mut s, 2), Some(1));
         assert_eq!(put(&mut s, 3), Some(5));
@@ -168,13 +214,28 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_an_id_below_the_bound_as_the_hardening_returned_it() {
+        assert_eq!(SlotId::new(31, |id, _| id), Some(SlotId(31)));
+        assert_eq!(SlotId::new(32, |id, _| id), None);
+        assert_eq!(SlotId::new(u32::MAX, |id, _| id), None);
+        // The slot looked up is the one `array_index_nospec` gave.
+        assert_eq!(SlotId::new(7, |_, _| 0), Some(SlotId(0)));
+        assert_eq!(SlotId::new(7, |_, bound| bound), None);
+        let mut s = Slots::new();
+        assert!(s.is_empty());
+        assert_eq!(put(&mut s, 'a'), Some(0));
+        assert!(!s.is_empty());
+        assert_eq!(s.get(SlotId::new(9, |_, _| 0).unwrap()), Some(&'a'));
+    }
+
+    #[test]
     fn only_the_values_held_are_dropped_once() {
         let drops = core::cell::Cell::new(0);
         let mut s = Slots::new();
         for _ in 0..3 {
             put(&mut s, Counted(&drops));
         }
-        drop(s.take(1));
+        drop(s.take(key(1)));
         assert_eq!(drops.get(), 1);
         // A vacant slot left unfilled holds nothing to drop.
         assert_eq!(s.vacant().map(|v| v.id()), Some(1));
@@ -189,7 +250,7 @@ mod tests {
             put(&mut s, id);
         }
         for id in (0..MAX_AGENTS).filter(|&id| id != 3 && id != 31) {
-            assert_eq!(s.take(id), Some(id));
+            assert_eq!(s.take(key(id)), Some(id));
         }
         assert_eq!(s.position(|&v| v == 31), Some(31));
         assert_eq!(s.take_first(), Some(3));
