@@ -208,7 +208,7 @@ cmdline+=" rig.flavour=$flavour"
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the plain and debug kernels' to run.
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
-	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm
+	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm,umad_sysfs
 fi
 # The debug kernel runs all of ib_umad_rs, and of C what compares under
 # its fault injection, and the management stack, whose outputs the second

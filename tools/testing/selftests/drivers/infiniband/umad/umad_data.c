@@ -508,6 +508,35 @@ TEST_F(data, an_arrival_wakes_a_blocked_read)
 	EXPECT_EQ(0x6000U, mad_tid(r.buf + NEW_HDR) & 0xffffffff);
 }
 
+/*
+ * A read that blocks before the file's first registration, which
+ * REGISTER_AGENT2 then makes: the MAD that wakes it comes behind the
+ * 64-byte header its length counts, as ib_umad takes the header size at
+ * the copy.
+ */
+TEST_F(data, a_read_blocked_before_register_agent2_gets_the_64_byte_header)
+{
+	struct blocked_read r = { .n = -2 };
+	struct ib_user_mad *umad = (void *)r.buf;
+	pthread_t thread;
+	__u8 mad[MAD];
+
+	r.fd = self->server.fd;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, read_blocking, &r));
+	usleep(300 * 1000);
+	EXPECT_EQ(-2, r.n) TH_LOG("read did not block");
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	mad_header(mad, VENDOR1_CLASS, GET, 0x6100);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
+	pthread_join(thread, NULL);
+	EXPECT_EQ(NEW_HDR + MAD, r.n);
+	EXPECT_EQ((__u32)(NEW_HDR + MAD), umad->hdr.length);
+	EXPECT_EQ(self->server.agent, umad->hdr.id);
+	EXPECT_EQ(GET, r.buf[NEW_HDR + 3]);
+	EXPECT_EQ(0x6100U, mad_tid(r.buf + NEW_HDR) & 0xffffffff);
+}
+
 #define WRITERS 4
 #define PER_WRITER 25
 

@@ -7,6 +7,9 @@
  * ib_umad (C, 6.12) leaves a reader that is already blocked asleep forever:
  * its wait ignores the removal. ib_umad_rs wakes it with EIO
  * (expected-failures-c.txt lists that test for C).
+ *
+ * A file dies at once: from the moment poll() says POLLERR, no write
+ * succeeds, though unregistering its agents one by one takes a while.
  */
 #include <poll.h>
 #include <signal.h>
@@ -18,8 +21,12 @@
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
+#include "umad_ud.h"
 
 #define VENDOR1_CLASS 0x0a
+#define GET 0x01
+#define NEW_HDR 64
+#define MAD 256
 #define WAKE_TIMEOUT_S 10
 
 static int open_rig_rxe(int flags)
@@ -186,6 +193,108 @@ TEST_F(removal, a_blocked_poller_wakes_with_pollerr)
 	ASSERT_TRUE(removal_wakes(_metadata, self, &w))
 		TH_LOG("poll() still blocked %d s after the device went", WAKE_TIMEOUT_S);
 	EXPECT_EQ(POLLERR, w.result);
+}
+
+/* Requests on every agent but the writer's, each outstanding for the test. */
+#define SLOW_AGENTS 30
+#define SLOW_SENDS 32
+#define OUTSTANDING_MS 120000
+
+/* A GET of class VENDOR1 from agent to gid, behind the 64-byte header. */
+static ssize_t send_get(int fd, __u32 agent, const __u8 *gid, __u64 tid, int timeout_ms)
+{
+	__u8 buf[NEW_HDR + MAD] = { 0 };
+	struct ib_user_mad *umad = (void *)buf;
+	__u8 *mad = buf + NEW_HDR;
+
+	umad_address(umad, agent, gid, timeout_ms, 0);
+	mad[0] = 1;
+	mad[1] = VENDOR1_CLASS;
+	mad[2] = 1;
+	mad[3] = GET;
+	for (int i = 0; i < 8; i++)
+		mad[8 + i] = tid >> (56 - 8 * i);
+	return write(fd, buf, sizeof(buf)) < 0 ? -errno : (ssize_t)sizeof(buf);
+}
+
+struct late_writer {
+	int fd;
+	__u32 agent;
+	__u8 gid[16];
+	long written;
+	long after_pollerr; /* writes that succeeded after poll() said POLLERR */
+	int error;          /* the errno that ended the writes */
+	bool saw_pollerr;   /* poll() has said POLLERR */
+};
+
+/* Polls, then writes, until a write fails or 60 s have gone. */
+static void *write_until_refused(void *arg)
+{
+	struct late_writer *w = arg;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+	time_t end = time(NULL) + 60;
+	ssize_t ret;
+
+	for (__u64 tid = 1; time(NULL) < end; tid++) {
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+			w->saw_pollerr = true;
+		ret = send_get(w->fd, w->agent, w->gid, tid, 0);
+		if (ret < 0) {
+			w->error = -ret;
+			break;
+		}
+		w->written++;
+		if (w->saw_pollerr)
+			w->after_pollerr++;
+	}
+	return NULL;
+}
+
+/*
+ * The device goes while a file's agents have requests outstanding, which
+ * make each unregister slow: writes on the agent unregistered last fail
+ * with EIO as soon as the file is dead, which poll() tells as POLLERR.
+ */
+TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
+{
+	struct late_writer w = { .fd = self->fd };
+	static struct waiter poller;
+	__u8 server_gid[16];
+	pthread_t writer, waiting;
+	char path[128];
+	__u32 id = 0;
+	int server;
+
+	/* rxe0 takes the requests and leaves them unanswered. */
+	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
+	ASSERT_EQ(0, read_gid("rxe0", 1, 0, server_gid));
+	server = open(path, O_RDWR);
+	ASSERT_LE(0, server);
+	ASSERT_EQ(0, reg2(server, VENDOR1_CLASS, GET, NULL));
+	for (int a = 0; a < SLOW_AGENTS; a++) {
+		ASSERT_EQ(0, reg2(self->fd, 0, -1, &id));
+		for (int i = 0; i < SLOW_SENDS; i++)
+			ASSERT_EQ(NEW_HDR + MAD, send_get(self->fd, id, server_gid,
+							  (__u64)id << 32 | i, OUTSTANDING_MS));
+	}
+	ASSERT_EQ(0, reg2(self->fd, 0, -1, &w.agent));
+	memcpy(w.gid, server_gid, 16);
+
+	poller = (struct waiter){ .fd = self->fd, .use_poll = true };
+	pthread_mutex_init(&poller.lock, NULL);
+	pthread_cond_init(&poller.cond, NULL);
+	ASSERT_EQ(0, pthread_create(&waiting, NULL, wait_on_fd, &poller));
+	ASSERT_EQ(0, pthread_create(&writer, NULL, write_until_refused, &w));
+	usleep(200 * 1000);
+	delete_rig_rxe(_metadata, self);
+	pthread_join(writer, NULL);
+	pthread_join(waiting, NULL);
+	close(server);
+
+	EXPECT_LT(0, w.written) TH_LOG("no write went through before the removal");
+	EXPECT_EQ(EIO, w.error);
+	EXPECT_EQ(0, w.after_pollerr) TH_LOG("%ld writes succeeded after POLLERR", w.after_pollerr);
+	EXPECT_EQ(POLLERR, poller.result);
 }
 
 struct hammer {

@@ -2,8 +2,11 @@
 /*
  * The infiniband_mad class as userspace finds it: abi_version, one umadN per
  * MAD port with its ibdev/port attributes and char numbers, issmN only where
- * the port has an SMI (never on RoCE).
+ * the port has an SMI (never on RoCE); ibdev follows a rename of the IB
+ * device, and a read racing one shows one name or the other, whole (on the
+ * race kernel, KCSAN watches the driver's side).
  */
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -106,6 +109,87 @@ TEST(issm_only_where_the_port_has_an_smi)
 		EXPECT_EQ(minor, issm->minor);
 	}
 	EXPECT_GE(roce, 2) TH_LOG("the rig makes two rxe devices");
+}
+
+/* As long as a name may be (IB_DEVICE_NAME_MAX - 1), for a torn read to show. */
+#define LONG_NAME "rxe1_renamed_by_umad_sysfs_with_the_longest_name_it_may_have_ok"
+#define RENAMES 40
+
+static int rename_rig_rxe(const char *from, const char *to)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rdma dev set %s name %s", from, to);
+	return system(cmd);
+}
+
+FIXTURE(rename) {
+	char ibdev_attr[128];
+};
+
+FIXTURE_SETUP(rename)
+{
+	char path[128];
+
+	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	snprintf(self->ibdev_attr, sizeof(self->ibdev_attr), SYS_MAD_CLASS "/%s/ibdev",
+		 strrchr(path, '/') + 1);
+}
+
+/* In the parent: it runs even when a failed ASSERT ends the test. */
+FIXTURE_TEARDOWN_PARENT(rename)
+{
+	char name[64];
+
+	if (!read_attr(SYS_IB_CLASS "/" LONG_NAME "/node_type", name, sizeof(name)))
+		EXPECT_EQ(0, rename_rig_rxe(LONG_NAME, RIG_RXE));
+}
+
+struct ibdev_reader {
+	const char *attr;
+	volatile bool stop;
+	long reads, torn;
+	char last_torn[64];
+};
+
+/* Reads ibdev until told to stop; anything but one of the two names is torn. */
+static void *read_ibdev(void *arg)
+{
+	struct ibdev_reader *r = arg;
+	char name[128];
+
+	while (!r->stop) {
+		if (read_attr(r->attr, name, sizeof(name)))
+			continue;
+		r->reads++;
+		if (strcmp(name, RIG_RXE) && strcmp(name, LONG_NAME)) {
+			r->torn++;
+			snprintf(r->last_torn, sizeof(r->last_torn), "%s", name);
+		}
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(rename, ibdev_follows_renames_and_a_racing_read_is_whole, 300)
+{
+	struct ibdev_reader r = { .attr = self->ibdev_attr };
+	pthread_t reader;
+	char name[128];
+
+	ASSERT_EQ(0, pthread_create(&reader, NULL, read_ibdev, &r));
+	for (int i = 0; i < RENAMES; i++) {
+		ASSERT_EQ(0, rename_rig_rxe(RIG_RXE, LONG_NAME));
+		ASSERT_EQ(0, read_attr(self->ibdev_attr, name, sizeof(name)));
+		EXPECT_STREQ(LONG_NAME, name);
+		ASSERT_EQ(0, rename_rig_rxe(LONG_NAME, RIG_RXE));
+		ASSERT_EQ(0, read_attr(self->ibdev_attr, name, sizeof(name)));
+		EXPECT_STREQ(RIG_RXE, name);
+	}
+	r.stop = true;
+	pthread_join(reader, NULL);
+	EXPECT_LT(0, r.reads);
+	EXPECT_EQ(0, r.torn) TH_LOG("%ld of %ld reads torn, last \"%s\"", r.torn, r.reads,
+				    r.last_torn);
 }
 
 TEST_HARNESS_MAIN
