@@ -20,7 +20,7 @@ use crate::{
         ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
         sysfs::{Page, Shown},
-        task::with_current_comm,
+        task::TaskComm,
         trace,
         uaccess::{UserReader, UserWriter},
     },
@@ -243,12 +243,10 @@ impl Port {
         if !self.may_log(&LIMIT) {
             return;
         }
-        with_current_comm(|comm| {
-            self.umad.warn(format_args!(
-                "process {} did not enable P_Key index support.\n",
-                DisplayCStr(comm)
-            ))
-        });
+        self.umad.warn(format_args!(
+            "process {} did not enable P_Key index support.\n",
+            DisplayCStr(TaskComm::current().as_c_str())
+        ));
         self.umad.warn(format_args!(
             "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
         ));

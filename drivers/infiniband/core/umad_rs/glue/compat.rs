@@ -196,17 +196,18 @@ pub(crate) const fn const_char_ptr(s: &'static CStr) -> *const c_char {
     ptr
 }
 
-/// The C string at `ptr` (`from_char_ptr` comes from a trait where `CStr`
-/// is core's).
-///
-/// # Safety
-///
-/// `ptr` points to a NUL-terminated string that lives, unchanged, for `'a`.
-pub(crate) unsafe fn cstr_from_char_ptr<'a>(ptr: *const c_char) -> &'a CStr {
+/// The C string that starts `bytes`, up to its first NUL; empty without
+/// one (core's `CStr::from_bytes_until_nul` where `CStr` is core's; the
+/// kernel's own has no such constructor).
+pub(crate) fn cstr_until_nul(bytes: &[u8]) -> &CStr {
     #[cfg(umad_rs_core_cstr)]
-    use kernel::str::CStrExt;
-    // SAFETY: as the caller promises.
-    unsafe { CStr::from_char_ptr(ptr) }
+    let found = CStr::from_bytes_until_nul(bytes).ok();
+    #[cfg(not(umad_rs_core_cstr))]
+    let found = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .and_then(|len| CStr::from_bytes_with_nul(bytes.get(..=len)?).ok());
+    found.unwrap_or(kernel::c_str!(""))
 }
 
 /// A `CStr` for `core::fmt` (`format_args!`): where the kernel has its own

@@ -40,9 +40,11 @@ impl File {
 
     /// Whether the file was opened with `O_NONBLOCK`.
     pub(crate) fn is_nonblocking(&self) -> bool {
-        // SAFETY: the file is valid; `f_flags` is not changed under us in
-        // a way that matters for one flag read (fcntl writes it whole).
-        let flags = unsafe { (*self.0.get()).f_flags };
+        // SAFETY: the file is valid. `fcntl(F_SETFL)` may write `f_flags`
+        // meanwhile (under `f_lock`, which readers do not take): a
+        // volatile read stands for C's `READ_ONCE`, as upstream's
+        // `File::flags` has it, and sees the old flags or the new.
+        let flags = unsafe { core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() };
         flags & bindings::O_NONBLOCK != 0
     }
 

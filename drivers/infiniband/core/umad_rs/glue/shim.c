@@ -106,9 +106,9 @@ const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *
 	return rdma_ah_read_grh(attr);
 }
 
-const char *ib_umad_rs_current_comm(void)
+void ib_umad_rs_get_current_comm(struct ib_umad_rs_comm *comm)
 {
-	return current->comm;
+	get_task_comm(comm->name, current);
 }
 
 u32 ib_umad_rs_device_index(const struct ib_device *device)

@@ -35,7 +35,12 @@ void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32
 void ib_umad_rs_ah_set_grh(struct rdma_ah_attr *attr, u32 flow_label, u8 sgid_index,
 			   u8 hop_limit, u8 traffic_class, const void *dgid);
 const struct ib_global_route *ib_umad_rs_ah_read_grh(const struct rdma_ah_attr *attr);
-const char *ib_umad_rs_current_comm(void);
+/* A task's name, in an array get_task_comm() takes. */
+struct ib_umad_rs_comm {
+	char name[TASK_COMM_LEN];
+};
+
+void ib_umad_rs_get_current_comm(struct ib_umad_rs_comm *comm);
 struct kmem_cache *ib_umad_rs_kmem_cache_create(const char *name, unsigned int size,
 						unsigned int align, unsigned int useroffset,
 						unsigned int usersize);

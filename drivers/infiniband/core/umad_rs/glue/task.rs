@@ -8,10 +8,24 @@
 use super::{bindings, compat};
 use kernel::str::CStr;
 
-/// Calls `f` with the calling task's name (`current->comm`), for a message
-/// about it. The name is borrowed for the call only: the task may go later.
-pub(crate) fn with_current_comm<R>(f: impl FnOnce(&CStr) -> R) -> R {
-    // SAFETY: `current->comm` is a NUL-terminated array inside the calling
-    // task, which outlives this call; `f` cannot keep the borrow.
-    f(unsafe { compat::cstr_from_char_ptr(bindings::ib_umad_rs_current_comm()) })
+/// A copy of a task's name (`get_task_comm`): another thread of its
+/// process may rename it at any time (`/proc/<pid>/task/<tid>/comm`),
+/// writing the task's array while it is read.
+pub(crate) struct TaskComm([u8; COMM_LEN]);
+
+/// `TASK_COMM_LEN`.
+const COMM_LEN: usize = core::mem::size_of::<bindings::ib_umad_rs_comm>();
+
+impl TaskComm {
+    /// The calling task's name.
+    pub(crate) fn current() -> Self {
+        let mut comm = bindings::ib_umad_rs_comm::default();
+        // SAFETY: `comm` is valid for writes; `get_task_comm` fills it.
+        unsafe { bindings::ib_umad_rs_get_current_comm(&mut comm) };
+        Self(comm.name.map(|c| c.to_ne_bytes()[0]))
+    }
+
+    pub(crate) fn as_c_str(&self) -> &CStr {
+        compat::cstr_until_nul(&self.0)
+    }
 }

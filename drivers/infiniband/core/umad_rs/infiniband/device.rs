@@ -6,7 +6,7 @@
 //! Upstream counterpart: none yet; a future `rust/kernel/infiniband/device.rs`
 //! would replace this file.
 
-use crate::glue::{bindings, chrdev::DeviceRef};
+use crate::glue::{bindings, chrdev::DeviceRef, compat};
 use core::{ops::RangeInclusive, ptr::NonNull};
 use kernel::{error::to_result, prelude::*, str::CStr, types::Opaque};
 
@@ -140,10 +140,7 @@ impl DeviceName {
     }
 
     pub(crate) fn as_c_str(&self) -> &CStr {
-        let len = self.bytes.iter().position(|&b| b == 0).unwrap_or(0);
-        // The bytes up to the first NUL, with it: never an error.
-        CStr::from_bytes_with_nul(self.bytes.get(..=len).unwrap_or(&[0]))
-            .unwrap_or(kernel::c_str!(""))
+        compat::cstr_until_nul(&self.bytes)
     }
 }
 
