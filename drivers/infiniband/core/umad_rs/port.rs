@@ -42,7 +42,8 @@ pub(crate) type PortGuard<'a> = MutexGuard<'a, PortState>;
 /// a program can provoke these at will (ib_umad prints every one).
 macro_rules! notice {
     ($port:expr, $($arg:tt)*) => {{
-        static LIMIT: $crate::glue::ratelimit::RateLimit = $crate::glue::ratelimit::RateLimit::new();
+        use $crate::glue::ratelimit::RateLimit;
+        static LIMIT: RateLimit = RateLimit::new();
         $port.notice(&LIMIT, format_args!($($arg)*))
     }};
 }
