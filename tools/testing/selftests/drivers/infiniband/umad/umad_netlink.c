@@ -3,107 +3,17 @@
  * RDMA_NLDEV_CMD_GET_CHARDEV: how rdma-core asks the kernel which character
  * device serves a client ("umad", "issm") on a port.
  */
-#include <linux/netlink.h>
-#include <rdma/rdma_netlink.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
-
-#define NL_BUF 8192
+#include "umad_nl.h"
 
 struct chardev {
 	uint64_t devt;
 	uint64_t abi;
 	char name[64];
 };
-
-static int nl_open(void)
-{
-	struct sockaddr_nl addr = { .nl_family = AF_NETLINK };
-	int fd;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
-}
-
-static void nl_put(struct nlmsghdr *nlh, int type, const void *data, int len)
-{
-	struct nlattr *attr = (void *)nlh + NLMSG_ALIGN(nlh->nlmsg_len);
-
-	attr->nla_type = type;
-	attr->nla_len = NLA_HDRLEN + len;
-	memcpy((char *)attr + NLA_HDRLEN, data, len);
-	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) + NLA_ALIGN(attr->nla_len);
-}
-
-/* Calls fn on each attribute of a reply message. */
-static void nl_attrs(struct nlmsghdr *nlh, void (*fn)(struct nlattr *, void *),
-		     void *arg)
-{
-	int left = nlh->nlmsg_len - NLMSG_HDRLEN;
-	struct nlattr *attr = NLMSG_DATA(nlh);
-
-	while (left >= NLA_HDRLEN && attr->nla_len >= NLA_HDRLEN &&
-	       attr->nla_len <= left) {
-		fn(attr, arg);
-		left -= NLA_ALIGN(attr->nla_len);
-		attr = (void *)attr + NLA_ALIGN(attr->nla_len);
-	}
-}
-
-struct dev_lookup {
-	const char *name;
-	int index;
-	uint32_t cur_index;
-};
-
-static void dev_attr(struct nlattr *attr, void *arg)
-{
-	struct dev_lookup *l = arg;
-	void *data = (char *)attr + NLA_HDRLEN;
-
-	if (attr->nla_type == RDMA_NLDEV_ATTR_DEV_INDEX)
-		memcpy(&l->cur_index, data, sizeof(l->cur_index));
-	else if (attr->nla_type == RDMA_NLDEV_ATTR_DEV_NAME &&
-		 !strcmp(data, l->name))
-		l->index = l->cur_index;
-}
-
-/* The IB device index of name, from an RDMA_NLDEV_CMD_GET dump; -errno. */
-static int dev_index(int fd, const char *name)
-{
-	struct dev_lookup l = { .name = name, .index = -ENODEV };
-	char buf[NL_BUF] __attribute__((aligned(4)));
-	struct nlmsghdr *nlh = (void *)buf;
-	int len;
-
-	memset(buf, 0, sizeof(buf));
-	nlh->nlmsg_len = NLMSG_HDRLEN;
-	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	if (send(fd, buf, nlh->nlmsg_len, 0) < 0)
-		return -errno;
-	for (;;) {
-		len = recv(fd, buf, sizeof(buf), 0);
-		if (len < 0)
-			return -errno;
-		for (nlh = (void *)buf; NLMSG_OK(nlh, len); nlh = NLMSG_NEXT(nlh, len)) {
-			if (nlh->nlmsg_type == NLMSG_DONE)
-				return l.index;
-			if (nlh->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(nlh))->error;
-			nl_attrs(nlh, dev_attr, &l);
-		}
-	}
-}
 
 static void chardev_attr(struct nlattr *attr, void *arg)
 {

@@ -12,6 +12,7 @@
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
+#include "umad_nl.h"
 
 /* umadN and issmN numbers of devnum N, as the C driver lays them out. */
 static void expected_devt(const struct mad_node *node, int issm,
@@ -111,20 +112,20 @@ TEST(issm_only_where_the_port_has_an_smi)
 	EXPECT_GE(roce, 2) TH_LOG("the rig makes two rxe devices");
 }
 
-/* As long as a name may be (IB_DEVICE_NAME_MAX - 1), for a torn read to show. */
-#define LONG_NAME "rxe1_renamed_by_umad_sysfs_with_the_longest_name_it_may_have_ok"
-#define RENAMES 40
-
-static int rename_rig_rxe(const char *from, const char *to)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rdma dev set %s name %s", from, to);
-	return system(cmd);
-}
+/*
+ * Two names as long as a name may be (IB_DEVICE_NAME_MAX - 1) that differ
+ * in every byte past their common start, so that a read that mixes them
+ * shows it.
+ */
+#define NAME_A "umad_rename_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define NAME_B "umad_rename_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define RENAMES 400
+#define READERS 2
 
 FIXTURE(rename) {
 	char ibdev_attr[128];
+	int nl;
+	int index; /* rxe1's, whatever its name */
 };
 
 FIXTURE_SETUP(rename)
@@ -134,15 +135,23 @@ FIXTURE_SETUP(rename)
 	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
 	snprintf(self->ibdev_attr, sizeof(self->ibdev_attr), SYS_MAD_CLASS "/%s/ibdev",
 		 strrchr(path, '/') + 1);
+	self->nl = nl_open();
+	ASSERT_LE(0, self->nl);
+	self->index = dev_index(self->nl, RIG_RXE);
+	ASSERT_LE(0, self->index);
 }
 
-/* In the parent: it runs even when a failed ASSERT ends the test. */
+/*
+ * In the parent, with a socket of its own (the test's is the child's): it
+ * runs even when a failed ASSERT ends the test.
+ */
 FIXTURE_TEARDOWN_PARENT(rename)
 {
-	char name[64];
+	int nl = nl_open();
 
-	if (!read_attr(SYS_IB_CLASS "/" LONG_NAME "/node_type", name, sizeof(name)))
-		EXPECT_EQ(0, rename_rig_rxe(LONG_NAME, RIG_RXE));
+	ASSERT_LE(0, nl);
+	EXPECT_EQ(0, nl_rename(nl, self->index, RIG_RXE));
+	close(nl);
 }
 
 struct ibdev_reader {
@@ -152,7 +161,7 @@ struct ibdev_reader {
 	char last_torn[64];
 };
 
-/* Reads ibdev until told to stop; anything but one of the two names is torn. */
+/* Reads ibdev until told to stop; anything but a whole name is torn. */
 static void *read_ibdev(void *arg)
 {
 	struct ibdev_reader *r = arg;
@@ -162,7 +171,7 @@ static void *read_ibdev(void *arg)
 		if (read_attr(r->attr, name, sizeof(name)))
 			continue;
 		r->reads++;
-		if (strcmp(name, RIG_RXE) && strcmp(name, LONG_NAME)) {
+		if (strcmp(name, RIG_RXE) && strcmp(name, NAME_A) && strcmp(name, NAME_B)) {
 			r->torn++;
 			snprintf(r->last_torn, sizeof(r->last_torn), "%s", name);
 		}
@@ -170,26 +179,38 @@ static void *read_ibdev(void *arg)
 	return NULL;
 }
 
+/*
+ * ibdev shows the name the device has after each rename, and reads that
+ * race renames (READERS threads against RENAMES renames) show whole names.
+ */
 TEST_F_TIMEOUT(rename, ibdev_follows_renames_and_a_racing_read_is_whole, 300)
 {
-	struct ibdev_reader r = { .attr = self->ibdev_attr };
-	pthread_t reader;
-	char name[128];
+	struct ibdev_reader readers[READERS];
+	pthread_t threads[READERS];
+	const char *name;
+	char shown[128];
 
-	ASSERT_EQ(0, pthread_create(&reader, NULL, read_ibdev, &r));
-	for (int i = 0; i < RENAMES; i++) {
-		ASSERT_EQ(0, rename_rig_rxe(RIG_RXE, LONG_NAME));
-		ASSERT_EQ(0, read_attr(self->ibdev_attr, name, sizeof(name)));
-		EXPECT_STREQ(LONG_NAME, name);
-		ASSERT_EQ(0, rename_rig_rxe(LONG_NAME, RIG_RXE));
-		ASSERT_EQ(0, read_attr(self->ibdev_attr, name, sizeof(name)));
-		EXPECT_STREQ(RIG_RXE, name);
+	for (int i = 0; i < READERS; i++) {
+		readers[i] = (struct ibdev_reader){ .attr = self->ibdev_attr };
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, read_ibdev, &readers[i]));
 	}
-	r.stop = true;
-	pthread_join(reader, NULL);
-	EXPECT_LT(0, r.reads);
-	EXPECT_EQ(0, r.torn) TH_LOG("%ld of %ld reads torn, last \"%s\"", r.torn, r.reads,
-				    r.last_torn);
+	for (int i = 0; i < RENAMES; i++) {
+		name = i % 2 ? NAME_B : NAME_A;
+		ASSERT_EQ(0, nl_rename(self->nl, self->index, name));
+		ASSERT_EQ(0, read_attr(self->ibdev_attr, shown, sizeof(shown)));
+		EXPECT_STREQ(name, shown);
+	}
+	ASSERT_EQ(0, nl_rename(self->nl, self->index, RIG_RXE));
+	ASSERT_EQ(0, read_attr(self->ibdev_attr, shown, sizeof(shown)));
+	EXPECT_STREQ(RIG_RXE, shown);
+	for (int i = 0; i < READERS; i++) {
+		readers[i].stop = true;
+		pthread_join(threads[i], NULL);
+		EXPECT_LT(0, readers[i].reads);
+		EXPECT_EQ(0, readers[i].torn)
+			TH_LOG("reader %d: %ld of %ld reads torn, last \"%s\"", i,
+			       readers[i].torn, readers[i].reads, readers[i].last_torn);
+	}
 }
 
 TEST_HARNESS_MAIN
