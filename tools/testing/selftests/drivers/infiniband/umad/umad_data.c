@@ -85,12 +85,7 @@ static int open_end(struct end *e, const char *ibdev)
 static void mad_header(__u8 *mad, int class, int method, __u64 tid)
 {
 	memset(mad, 0, 40);
-	mad[0] = 1;
-	mad[1] = class;
-	mad[2] = 1;
-	mad[3] = method;
-	for (int i = 0; i < 8; i++)
-		mad[8 + i] = tid >> (56 - 8 * i);
+	umad_common_header(mad, class, method, tid);
 	mad[16] = 0xff; /* attribute 0xff10, nobody's */
 	mad[17] = 0x10;
 	if (class >= 0x30 && class <= 0x4f) {

@@ -212,12 +212,7 @@ static int send_get(int fd, int agent, const __u8 *gid, __u64 tid)
 	struct ib_user_mad *umad = (void *)buf;
 
 	umad_address(umad, agent, gid, 0, 0);
-	buf[HDR + 0] = 1;
-	buf[HDR + 1] = VENDOR1_CLASS;
-	buf[HDR + 2] = 1;
-	buf[HDR + 3] = GET;
-	for (int i = 0; i < 8; i++)
-		buf[HDR + 8 + i] = tid >> (56 - 8 * i);
+	umad_common_header(buf + HDR, VENDOR1_CLASS, GET, tid);
 	return write(fd, buf, sizeof(buf)) < 0 ? -errno : 0;
 }
 

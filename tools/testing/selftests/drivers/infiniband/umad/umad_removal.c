@@ -205,15 +205,9 @@ static ssize_t send_get(int fd, __u32 agent, const __u8 *gid, __u64 tid, int tim
 {
 	__u8 buf[NEW_HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
-	__u8 *mad = buf + NEW_HDR;
 
 	umad_address(umad, agent, gid, timeout_ms, 0);
-	mad[0] = 1;
-	mad[1] = VENDOR1_CLASS;
-	mad[2] = 1;
-	mad[3] = GET;
-	for (int i = 0; i < 8; i++)
-		mad[8 + i] = tid >> (56 - 8 * i);
+	umad_common_header(buf + NEW_HDR, VENDOR1_CLASS, GET, tid);
 	return write(fd, buf, sizeof(buf)) < 0 ? -errno : (ssize_t)sizeof(buf);
 }
 

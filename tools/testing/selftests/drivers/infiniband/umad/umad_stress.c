@@ -56,16 +56,10 @@ static int send_mad(int fd, int agent, const __u8 *gid, int method, __u64 tid,
 {
 	__u8 buf[HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
-	__u8 *mad = buf + HDR;
 	int ret;
 
 	umad_address(umad, agent, gid, timeout_ms, 0);
-	mad[0] = 1;
-	mad[1] = VENDOR1_CLASS;
-	mad[2] = 1;
-	mad[3] = method;
-	for (int i = 0; i < 8; i++)
-		mad[8 + i] = tid >> (56 - 8 * i);
+	umad_common_header(buf + HDR, VENDOR1_CLASS, method, tid);
 	ret = write(fd, buf, sizeof(buf));
 	return ret < 0 ? -errno : ret;
 }
@@ -173,12 +167,7 @@ static int send_get_to_client(struct worker *w, int agent, __u64 tid)
 	umad->hdr.qpn = htonl(1);
 	umad->hdr.qkey = htonl(QP1_QKEY);
 	umad->hdr.lid = htons(w->client_lid);
-	buf[HDR + 0] = 1;
-	buf[HDR + 1] = VENDOR1_CLASS;
-	buf[HDR + 2] = 1;
-	buf[HDR + 3] = GET;
-	for (int i = 0; i < 8; i++)
-		buf[HDR + 8 + i] = tid >> (56 - 8 * i);
+	umad_common_header(buf + HDR, VENDOR1_CLASS, GET, tid);
 	ret = write(w->fd, buf, sizeof(buf));
 	return ret < 0 ? -errno : ret;
 }

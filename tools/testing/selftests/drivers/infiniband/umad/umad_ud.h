@@ -27,4 +27,18 @@ static inline void umad_address(struct ib_user_mad *umad, __u32 agent,
 	memcpy(umad->hdr.gid, gid, 16);
 }
 
+/*
+ * A MAD's common header: base and class version 1, class, method and TID
+ * (the rest of it as it is).
+ */
+static inline void umad_common_header(__u8 *mad, int class, int method, __u64 tid)
+{
+	mad[0] = 1;
+	mad[1] = class;
+	mad[2] = 1;
+	mad[3] = method;
+	for (int i = 0; i < 8; i++)
+		mad[8 + i] = tid >> (56 - 8 * i);
+}
+
 #endif
