@@ -15,7 +15,7 @@
 use crate::{
     glue::{
         bug::warn_on_once,
-        compat::{self, new_mutex, new_spinlock, Mutex, MutexGuard, SpinLock},
+        compat::{self, MutexGuard},
         fs::File,
         nospec::array_index_nospec,
         poll::{poll_bits, PollTable, WaitQueue},
@@ -42,8 +42,9 @@ use core::{
 use kernel::{
     c_str,
     list::{impl_list_arc_safe, ListArc, ListLinks},
+    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow, Mutex, SpinLock},
 };
 
 mod ioctl;
@@ -218,7 +219,6 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header.
-    #[inline(always)]
     pub(crate) fn read(&self, file: &File, out: UserWriter) -> Result<usize> {
         let count = out.len();
         if count < self.layout().size() {
@@ -288,7 +288,6 @@ impl UmadFile {
     }
 
     /// `write(2)`: one MAD to send, after its umad header.
-    #[inline(always)]
     pub(crate) fn write(&self, input: UserReader) -> Result<usize> {
         let layout = self.layout();
         let hdr_size = layout.size();

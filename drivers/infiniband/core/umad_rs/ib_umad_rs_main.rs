@@ -21,7 +21,6 @@
 //! `glue::compat`, and what the driver does with them here.
 
 use core::ops::RangeInclusive;
-use glue::compat::new_mutex;
 use kernel::{c_str, prelude::*, sync::Arc};
 
 mod class;
@@ -81,7 +80,7 @@ impl kernel::Module for UmadModule {
                 regions: Regions {
                     dynamic: dynamic.first(),
                 },
-                devnums: KBox::pin_init(new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
+                devnums: KBox::pin_init(kernel::new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
             },
             GFP_KERNEL,
         )?;

@@ -86,9 +86,7 @@ impl Packet {
     }
 
     /// The packet of a MAD a file sends: the umad header it was written
-    /// with, and its common header as sent. Inline, as every write makes
-    /// one: the header goes from the writer's copy into the new object.
-    #[inline(always)]
+    /// with, and its common header as sent.
     pub(crate) fn new_sent(hdr: &UserMadHdr, mad: MadHdr) -> Result<PacketBox> {
         PACKETS.alloc(Self {
             links: Links::new(),
@@ -170,7 +168,6 @@ impl Packet {
 }
 
 /// Writes `hdr` in `layout` to `out`: a copy of a constant size per layout.
-#[inline(always)]
 fn write_hdr(out: &mut UserWriter, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
     let bytes = hdr.as_bytes();
     match layout {

@@ -14,7 +14,7 @@ use crate::{
     file::UmadFile,
     glue::{
         chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::{new_mutex, new_spinlock, this_module, DisplayCStr, Mutex, MutexGuard, SpinLock},
+        compat::{this_module, DisplayCStr, MutexGuard},
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
@@ -30,8 +30,9 @@ use crate::{
 use core::fmt;
 use kernel::{
     list::{List, ListArc},
+    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow, Mutex, SpinLock},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
@@ -291,22 +292,18 @@ impl FileOps for UmadFileOps {
         file.close();
     }
 
-    #[inline(always)]
     fn read(file: FileData<'_, Self>, f: &File, out: UserWriter) -> Result<usize> {
         file.read(f, out)
     }
 
-    #[inline(always)]
     fn write(file: FileData<'_, Self>, _: &File, input: UserReader) -> Result<usize> {
         file.write(input)
     }
 
-    #[inline(always)]
     fn poll(file: FileData<'_, Self>, f: &File, table: &PollTable) -> u32 {
         file.poll(f, table)
     }
 
-    #[inline(always)]
     fn ioctl(
         file: FileData<'_, Self>,
         _: &File,

@@ -88,7 +88,6 @@ impl SendTable {
         tid_bucket(tid, buckets.len().trailing_zeros())
     }
 
-    #[inline(always)]
     fn bucket(&mut self, packet: &Packet) -> &mut PacketList {
         match &mut self.buckets {
             None => &mut self.first,
@@ -107,7 +106,6 @@ impl SendTable {
     /// How many buckets the table should have, when more than it has:
     /// more once it holds more than two sends a bucket ([`FIRST_BUCKETS`]
     /// after its own one, then twice as many), up to [`MAX_BUCKETS`].
-    #[inline(always)]
     pub(crate) fn wanted_buckets(&self) -> Option<usize> {
         let have = self.bucket_count();
         let grow = self.count > 2 * have && have < MAX_BUCKETS && self.count >= self.no_grow_below;
@@ -144,7 +142,6 @@ impl SendTable {
 
     /// Adds a sent packet. With `check`, refuses it (giving it back) when
     /// an outstanding send with its TID and class clashes with it.
-    #[inline(always)]
     pub(crate) fn insert(
         &mut self,
         packet: PacketBox,
@@ -179,7 +176,6 @@ impl SendTable {
     ///
     /// `outstanding` came from this table's `insert`, and was not taken
     /// before.
-    #[inline(always)]
     pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> PacketBox {
         // SAFETY: the packet is in the table (the caller promised), which
         // owns it, so it is alive.

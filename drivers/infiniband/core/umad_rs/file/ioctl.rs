@@ -49,7 +49,6 @@ trait AgentRequest: Sized {
 }
 
 /// The `N` bytes of a register request at `arg`.
-#[inline(always)]
 fn request_bytes<const N: usize>(arg: usize) -> Result<[u8; N]> {
     let mut raw = [0; N];
     UserReader::new(arg, N).read_array(&mut raw)?;
@@ -66,7 +65,6 @@ impl AgentRequest for RegisterV1 {
     const NAME: &'static str = "ib_umad_reg_agent";
     const NEW_LAYOUT: bool = false;
 
-    #[inline(always)]
     fn read(arg: usize, compat: bool) -> Result<Self> {
         Ok(Self {
             req: RegReq::from_bytes(&request_bytes(arg)?),
@@ -86,7 +84,6 @@ impl AgentRequest for RegisterV1 {
         self.req.rmpp_version
     }
 
-    #[inline(always)]
     fn request(&self) -> Option<core::result::Result<RegRequest, u32>> {
         let req = &self.req;
         (req.mgmt_class != 0).then(|| {
@@ -104,7 +101,6 @@ impl AgentRequest for RegReq2 {
     const NAME: &'static str = "ib_umad_reg_agent2";
     const NEW_LAYOUT: bool = true;
 
-    #[inline(always)]
     fn read(arg: usize, _compat: bool) -> Result<Self> {
         Ok(RegReq2::from_bytes(&request_bytes(arg)?))
     }
@@ -121,7 +117,6 @@ impl AgentRequest for RegReq2 {
         self.rmpp_version
     }
 
-    #[inline(always)]
     fn request(&self) -> Option<core::result::Result<RegRequest, u32>> {
         (self.mgmt_class != 0).then(|| {
             let oui = self.oui_bytes().ok_or(self.oui)?;
@@ -141,7 +136,6 @@ impl AgentRequest for RegReq2 {
 
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
-    #[inline(always)]
     pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<i32> {
         match Ioctl::from_cmd(cmd) {
             Some(Ioctl::RegisterAgent) => self.register::<RegisterV1>(arg, compat),

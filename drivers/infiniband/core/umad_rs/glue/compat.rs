@@ -12,121 +12,9 @@ use super::bindings;
 use core::fmt;
 use kernel::{error::Error, ffi::c_char, str::CStr, sync::LockClassKey};
 
-#[cfg(umad_rs_lock_assert)]
-pub(crate) use self::locks::{Mutex, MutexGuard, SpinLock};
-#[cfg(not(umad_rs_lock_assert))]
-pub(crate) use kernel::sync::{Mutex, SpinLock};
-
 /// A held `Mutex<T>`'s guard (7.x names it `kernel::sync::MutexGuard`).
-#[cfg(not(umad_rs_lock_assert))]
 pub(crate) type MutexGuard<'a, T> =
     kernel::sync::lock::Guard<'a, T, kernel::sync::lock::mutex::MutexBackend>;
-
-/// The initialiser of a `Mutex` (`kernel::new_mutex!` for this module's).
-macro_rules! new_mutex {
-    ($inner:expr) => {
-        $crate::glue::compat::Mutex::new(
-            $inner,
-            kernel::optional_name!(),
-            kernel::static_lock_class!(),
-        )
-    };
-}
-pub(crate) use new_mutex;
-
-/// The initialiser of a `SpinLock` (`kernel::new_spinlock!` for this
-/// module's).
-macro_rules! new_spinlock {
-    ($inner:expr) => {
-        $crate::glue::compat::SpinLock::new(
-            $inner,
-            kernel::optional_name!(),
-            kernel::static_lock_class!(),
-        )
-    };
-}
-pub(crate) use new_spinlock;
-
-/// Upstream's `Mutex` and `SpinLock`, where `Guard::new` asserts the lock
-/// held through its backend: on every lock, a call to an out-of-line C
-/// helper (`mutex_assert_is_held`, `spin_assert_is_held`) that is empty
-/// without lockdep, unless CONFIG_RUST_INLINE_HELPERS (Clang-built kernels
-/// only) inlines it. These backends are upstream's, with the assertion
-/// made only where lockdep makes it.
-#[cfg(umad_rs_lock_assert)]
-mod locks {
-    use kernel::{
-        bindings::lock_class_key,
-        ffi::c_char,
-        sync::lock::{mutex::MutexBackend, spinlock::SpinLockBackend, Backend, Guard, Lock},
-    };
-
-    /// A `Backend` that is `$upstream` but for the assertion.
-    macro_rules! lockdep_asserted {
-        ($(#[$meta:meta])* $name:ident, $upstream:ty) => {
-            $(#[$meta])*
-            pub(crate) struct $name;
-
-            // SAFETY: each operation is `$upstream`'s, a `Backend`: the
-            // same exclusion, and `relock` is the default, `lock`.
-            unsafe impl Backend for $name {
-                type State = <$upstream as Backend>::State;
-                type GuardState = <$upstream as Backend>::GuardState;
-
-                #[inline(always)]
-                unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut lock_class_key) {
-                    // SAFETY: as this function's callers promise.
-                    unsafe { <$upstream as Backend>::init(ptr, name, key) }
-                }
-
-                #[inline(always)]
-                unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
-                    // SAFETY: as this function's callers promise.
-                    unsafe { <$upstream as Backend>::lock(ptr) }
-                }
-
-                #[inline(always)]
-                unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState> {
-                    // SAFETY: as this function's callers promise.
-                    unsafe { <$upstream as Backend>::try_lock(ptr) }
-                }
-
-                #[inline(always)]
-                unsafe fn unlock(ptr: *mut Self::State, guard_state: &Self::GuardState) {
-                    // SAFETY: as this function's callers promise.
-                    unsafe { <$upstream as Backend>::unlock(ptr, guard_state) }
-                }
-
-                #[inline(always)]
-                unsafe fn assert_is_held(ptr: *mut Self::State) {
-                    #[cfg(CONFIG_LOCKDEP)]
-                    // SAFETY: as this function's callers promise.
-                    unsafe { <$upstream as Backend>::assert_is_held(ptr) };
-                    #[cfg(not(CONFIG_LOCKDEP))]
-                    let _ = ptr;
-                }
-            }
-        };
-    }
-
-    lockdep_asserted!(
-        /// `kernel::sync::Mutex`'s backend, asserting only under lockdep.
-        MutexBackendLockdep,
-        MutexBackend
-    );
-    lockdep_asserted!(
-        /// `kernel::sync::SpinLock`'s backend, asserting only under lockdep.
-        SpinLockBackendLockdep,
-        SpinLockBackend
-    );
-
-    /// `kernel::sync::Mutex`, asserting only under lockdep.
-    pub(crate) type Mutex<T> = Lock<T, MutexBackendLockdep>;
-    /// A held `Mutex<T>`'s guard.
-    pub(crate) type MutexGuard<'a, T> = Guard<'a, T, MutexBackendLockdep>;
-    /// `kernel::sync::SpinLock`, asserting only under lockdep.
-    pub(crate) type SpinLock<T> = Lock<T, SpinLockBackendLockdep>;
-}
 
 /// `EOPNOTSUPP`, which 6.12's `kernel::error::code` lacks.
 pub(crate) fn eopnotsupp() -> Error {
@@ -258,27 +146,6 @@ pub(crate) const fn set_device_show(attr: &mut bindings::device_attribute, show:
     #[cfg(not(umad_rs_device_show_union))]
     {
         attr.show = Some(show);
-    }
-}
-
-/// Whether a tracepoint has probes attached: its key's count, as
-/// `static_key_enabled` reads it. The key is a `static_key`, or a
-/// `static_key_false` around one where the kernel has that.
-///
-/// # Safety
-///
-/// `tracepoint` points to a tracepoint that lives during the call.
-#[cfg(CONFIG_TRACEPOINTS)]
-pub(crate) unsafe fn tracepoint_enabled(tracepoint: *const bindings::tracepoint) -> bool {
-    // SAFETY: the tracepoint is alive, as the caller promises. The count
-    // is an `atomic_t` that the tracing core changes as probes come and
-    // go: read once, as `atomic_read` does.
-    unsafe {
-        #[cfg(umad_rs_tracepoint_key_false)]
-        let count = &raw const (*tracepoint).key.key.enabled.counter;
-        #[cfg(not(umad_rs_tracepoint_key_false))]
-        let count = &raw const (*tracepoint).key.enabled.counter;
-        core::ptr::read_volatile(count) > 0
     }
 }
 

@@ -118,9 +118,7 @@ impl<T> SlabCache<T> {
         NonNull::new(raw).ok_or(ENOMEM)
     }
 
-    /// A `T` in an object of the cache, which must have been made. Inline:
-    /// every write and every received MAD makes one.
-    #[inline(always)]
+    /// A `T` in an object of the cache, which must have been made.
     pub(crate) fn alloc(&'static self, value: T) -> Result<SlabBox<T>> {
         let raw = self.raw.load(Ordering::Acquire);
         if raw.is_null() {

@@ -2,9 +2,10 @@
 
 //! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
 //! `ib_umad_read_send`), defined in C (`ib_umad_rs_trace.h`, with
-//! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim. An event
-//! that nobody enabled costs a load of its tracepoint's key here, as
-//! `static_key_enabled` reads it, and no call.
+//! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim, whose
+//! `trace_*()` checks the tracepoint's key as for any C caller (a patched
+//! jump where the kernel has jump labels): an event nobody enabled costs a
+//! call and a return.
 //!
 //! Upstream counterpart: `kernel::tracepoint::declare_trace!` (6.13+,
 //! `rust/kernel/tracepoint.rs`), which checks a C-declared tracepoint's
@@ -34,30 +35,8 @@ pub(crate) struct Origin {
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad_hdr>() == MAD_HDR_SIZE);
 
-/// Whether `event` has a probe attached (`static_key_enabled` of its key).
-#[cfg(CONFIG_TRACEPOINTS)]
-fn is_enabled(event: Event) -> bool {
-    let tracepoint = match event {
-        Event::Write => &raw const bindings::__tracepoint_ib_umad_write,
-        Event::ReadRecv => &raw const bindings::__tracepoint_ib_umad_read_recv,
-        Event::ReadSend => &raw const bindings::__tracepoint_ib_umad_read_send,
-    };
-    // SAFETY: the tracepoints are defined in the shim (`CREATE_TRACE_POINTS`)
-    // and live as long as the module.
-    unsafe { super::compat::tracepoint_enabled(tracepoint) }
-}
-
-/// A kernel without tracepoints has no probes.
-#[cfg(not(CONFIG_TRACEPOINTS))]
-fn is_enabled(_event: Event) -> bool {
-    false
-}
-
 /// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
 pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
-    if !is_enabled(event) {
-        return;
-    }
     // SAFETY: all zeroes is a valid `ib_mad_hdr` (integers).
     let mut mad_hdr: bindings::ib_mad_hdr = unsafe { core::mem::zeroed() };
     let len = mad.len().min(MAD_HDR_SIZE);

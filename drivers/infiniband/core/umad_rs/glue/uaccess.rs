@@ -40,7 +40,6 @@ struct UserRange {
 
 impl UserRange {
     /// Skips `n` bytes; `EFAULT` past the end.
-    #[inline(always)]
     fn skip(&mut self, n: usize) -> Result {
         self.len = self.len.checked_sub(n).ok_or(EFAULT)?;
         self.addr = self.addr.wrapping_add(n);
@@ -50,7 +49,6 @@ impl UserRange {
     /// The next `len` bytes through `copy`, a C copy to or from user memory
     /// (given the user address and `len` as the count) that returns what
     /// it left uncopied; `EFAULT` past the end or for anything left.
-    #[inline(always)]
     fn copy_next(&mut self, len: usize, copy: impl FnOnce(usize, c_ulong) -> c_ulong) -> Result {
         if len > self.len {
             return Err(EFAULT);
@@ -106,7 +104,6 @@ impl UserReader {
     /// for which C skips hardened usercopy's check of the kernel object
     /// (`check_copy_size`), as `_copy_from_user` here does. The bounds of
     /// `out` are its type's.
-    #[inline(always)]
     pub(crate) fn read_array<const N: usize>(&mut self, out: &mut [u8; N]) -> Result {
         // SAFETY: `copy_next` copies `n` = `N` bytes, for which `out` is
         // writable; `_copy_from_user` checks the user range itself, and
@@ -160,7 +157,6 @@ impl UserWriter {
     /// which C skips hardened usercopy's check of the kernel object
     /// (`check_copy_size`), as `_copy_to_user` here does. The bounds of
     /// `data` are its type's.
-    #[inline(always)]
     pub(crate) fn write_array<const N: usize>(&mut self, data: &[u8; N]) -> Result {
         // SAFETY: `copy_next` copies `n` = `N` bytes, which `data` has;
         // `_copy_to_user` checks the user range itself, and fails on a bad

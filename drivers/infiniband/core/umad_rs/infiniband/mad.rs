@@ -44,7 +44,6 @@ impl RegRequest {
     /// MADs of `mgmt_class` version `class_version` (and `oui`, for a
     /// vendor class that has one) whose method has its bit `m` set in
     /// `method_mask`.
-    #[inline(always)]
     pub(crate) fn new(
         mgmt_class: u8,
         class_version: u8,
@@ -289,7 +288,6 @@ impl<H: MadHandler> Agent<H> {
     /// and `data_len` data bytes, zero-filled. Non-RMPP MADs over 256 bytes
     /// are refused with `EINVAL`.
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
     pub(crate) fn create_send<'a>(
         &'a self,
         ah: AddressHandle<'a>,
@@ -400,7 +398,6 @@ impl SendSegments<'_> {
 impl<'a> Iterator for SendSegments<'a> {
     type Item = &'a mut [MaybeUninit<u8>];
 
-    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         // INVARIANT: `number` leaves `numbers`, handed out once.
         let number = self.numbers.next()?;
@@ -431,7 +428,6 @@ impl<H: MadHandler> SendMad<'_, H> {
 
     /// The MAD's first buffer: its header, and for a MAD without kernel
     /// RMPP its data too.
-    #[inline(always)]
     pub(crate) fn mad(&mut self) -> &mut [u8] {
         let buf = self.buf();
         let len = if self.rmpp_active {
@@ -448,7 +444,6 @@ impl<H: MadHandler> SendMad<'_, H> {
 
     /// The data segments of a kernel-RMPP send, to be filled; `None` for
     /// another send. Their count and size are read once, for all of them.
-    #[inline(always)]
     pub(crate) fn segments(&mut self) -> Option<SendSegments<'_>> {
         if !self.rmpp_active {
             return None;
@@ -480,7 +475,6 @@ impl<H: MadHandler> SendMad<'_, H> {
     /// Posts the MAD (`ib_post_send_mad`). When it completes, the handler's
     /// `send_done` gets `context` back. On failure the MAD is freed and
     /// `context` returned with the error.
-    #[inline(always)]
     pub(crate) fn post(
         self,
         context: H::SendContext,
@@ -538,14 +532,12 @@ impl ReceivedMad {
     }
 
     /// The size of each segment's MAD buffer.
-    #[inline(always)]
     pub(crate) fn segment_size(&self) -> usize {
         self.wc().mad_seg_size
     }
 
     /// The MAD buffers in order, each `segment_size` bytes: one, or an
     /// RMPP message's segments.
-    #[inline(always)]
     pub(crate) fn segments(&self) -> impl Iterator<Item = &[u8]> {
         let wc = self.raw.as_ptr();
         let size = self.segment_size();

@@ -135,7 +135,6 @@ impl SendLayout {
     /// header and a MAD starting `mad`, for an agent with (`kernel_rmpp`)
     /// or without kernel RMPP. `None` when `count` is too short for the
     /// class's header (EINVAL: CVE-2026-23243 was this going negative).
-    #[inline(always)]
     pub(crate) fn new(
         count: usize,
         hdr_size: usize,
@@ -161,7 +160,6 @@ impl SendLayout {
     /// For a kernel-RMPP send: the lengths of its data segments, in order
     /// from segment 1, for segments of `seg_size` bytes. Their data follows
     /// the headers in the user's MAD, from `hdr_len` on.
-    #[inline(always)]
     pub(crate) fn rmpp_segments(&self, seg_size: usize) -> SegmentLengths {
         SegmentLengths::new(self.data_len, seg_size)
     }
@@ -268,7 +266,6 @@ impl RecvLayout {
 
     /// The lengths to copy from the second segment on, in order, each from
     /// `offset` (the segments' headers) in its segment.
-    #[inline(always)]
     pub(crate) fn more_segments(&self, offset: usize) -> SegmentLengths {
         SegmentLengths::new(
             self.mad_len - self.first,
@@ -287,7 +284,6 @@ pub(crate) struct SegmentLengths {
 }
 
 impl SegmentLengths {
-    #[inline(always)]
     fn new(total: usize, per: usize) -> Self {
         Self {
             left: total,
@@ -299,7 +295,6 @@ impl SegmentLengths {
 impl Iterator for SegmentLengths {
     type Item = usize;
 
-    #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         if self.left == 0 {
             return None;
