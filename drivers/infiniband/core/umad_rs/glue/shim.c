@@ -116,6 +116,21 @@ u32 ib_umad_rs_device_index(const struct ib_device *device)
 	return device->index;
 }
 
+bool ib_umad_rs_trace_write_enabled(void)
+{
+	return trace_ib_umad_write_enabled();
+}
+
+bool ib_umad_rs_trace_read_recv_enabled(void)
+{
+	return trace_ib_umad_read_recv_enabled();
+}
+
+bool ib_umad_rs_trace_read_send_enabled(void)
+{
+	return trace_ib_umad_read_send_enabled();
+}
+
 void ib_umad_rs_trace_write(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
 			    const struct ib_mad_hdr *mad)
 {

@@ -46,6 +46,9 @@ struct kmem_cache *ib_umad_rs_kmem_cache_create(const char *name, unsigned int s
 						unsigned int usersize);
 void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags);
 u32 ib_umad_rs_device_index(const struct ib_device *device);
+bool ib_umad_rs_trace_write_enabled(void);
+bool ib_umad_rs_trace_read_recv_enabled(void);
+bool ib_umad_rs_trace_read_send_enabled(void);
 void ib_umad_rs_trace_write(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
 			    const struct ib_mad_hdr *mad);
 void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,

@@ -2,10 +2,11 @@
 
 //! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
 //! `ib_umad_read_send`), defined in C (`ib_umad_rs_trace.h`, with
-//! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim, whose
-//! `trace_*()` checks the tracepoint's key as for any C caller (a patched
-//! jump where the kernel has jump labels): an event nobody enabled costs a
-//! call and a return.
+//! `CREATE_TRACE_POINTS` in `shim.c`) and fired through the shim. Whether
+//! anyone listens is the shim's `trace_*_enabled()`, the tracepoint's key
+//! as a C caller checks it (a patched jump where the kernel has jump
+//! labels), asked before the event's record is put together: an event
+//! nobody enabled costs a call and a return.
 //!
 //! Upstream counterpart: `kernel::tracepoint::declare_trace!` (6.13+,
 //! `rust/kernel/tracepoint.rs`), which checks a C-declared tracepoint's
@@ -35,8 +36,22 @@ pub(crate) struct Origin {
 
 const _: () = assert!(core::mem::size_of::<bindings::ib_mad_hdr>() == MAD_HDR_SIZE);
 
+/// Whether `event` has a probe attached.
+fn is_enabled(event: Event) -> bool {
+    let enabled = match event {
+        Event::Write => bindings::ib_umad_rs_trace_write_enabled,
+        Event::ReadRecv => bindings::ib_umad_rs_trace_read_recv_enabled,
+        Event::ReadSend => bindings::ib_umad_rs_trace_read_send_enabled,
+    };
+    // SAFETY: reads the tracepoint's key, which the module defines.
+    unsafe { enabled() }
+}
+
 /// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
 pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
+    if !is_enabled(event) {
+        return;
+    }
     // SAFETY: all zeroes is a valid `ib_mad_hdr` (integers).
     let mut mad_hdr: bindings::ib_mad_hdr = unsafe { core::mem::zeroed() };
     let len = mad.len().min(MAD_HDR_SIZE);
