@@ -6,7 +6,8 @@
 #  - clippy on the module with the kernel's lint set and the cast lints of
 #    its Kbuild, against each kernel tree given (each has its own kernel
 #    crate and lints), and on the host crate, warnings as errors;
-#  - a Retired agent dropped without the port's guard fails the build;
+#  - a Retired agent dropped without the port's guard fails the build, and
+#    so does an agent looked up by a user's id that skipped SlotId;
 #  - the selftests (64- and 32-bit) and samples with warnings as errors.
 #   lint.sh <kernel build dir> [other kernel trees to build clippy against]
 set -euo pipefail
@@ -45,6 +46,18 @@ if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
 	die "a Retired dropped without the port's guard built"
 fi
 grep -q "retired agents must be unregistered with the port's lock held" "$misuse.log" ||
+	{ cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
+
+log "looking an agent up by a user's id without the hardening does not build"
+rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
+sed -i 's/let agent = state.agents.get(id).ok_or(EIO)?;/let agent = state.agents.get(hdr.id).ok_or(EIO)?;/' \
+	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
+grep -q 'state.agents.get(hdr.id)' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
+	die "the misuse no longer applies to file.rs: update lint.sh"
+if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
+	die "an agent looked up by an unhardened user id built"
+fi
+grep -q "expected \`SlotId\`, found \`u32\`" "$misuse.log" ||
 	{ cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
 
 log "selftests (64- and 32-bit) and samples, warnings as errors"
