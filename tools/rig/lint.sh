@@ -34,31 +34,26 @@ done
 mapfile -t cast_lints < <(sed -n '/^rustflags-y/,/[^\\]$/p' "$module/Kbuild" | grep -o -- '-Wclippy::[a-z_]*')
 (cd "$REPO_DIR" && cargo clippy --quiet --all-targets -- -D warnings "${cast_lints[@]}")
 
-log "dropping retired agents without the port's lock does not build"
 misuse=$RIG_CACHE/lint-misuse
 lock_dir "$misuse"
-rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
-sed -i 's/Retired::new(agents, state).unregister(port);/let _ = (Retired::new(agents, state), port);/' \
-	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
-grep -q 'let _ = (Retired::new' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
-	die "the misuse no longer applies to file.rs: update lint.sh"
-if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
-	die "a Retired dropped without the port's guard built"
-fi
-grep -q "retired agents must be unregistered with the port's lock held" "$misuse.log" ||
-	{ cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
-
-log "looking an agent up by a user's id without the hardening does not build"
-rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
-sed -i 's/let agent = state.agents.get(id).ok_or(EIO)?;/let agent = state.agents.get(hdr.id).ok_or(EIO)?;/' \
-	"$misuse/drivers/infiniband/core/umad_rs/file.rs"
-grep -q 'state.agents.get(hdr.id)' "$misuse/drivers/infiniband/core/umad_rs/file.rs" ||
-	die "the misuse no longer applies to file.rs: update lint.sh"
-if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
-	die "an agent looked up by an unhardened user id built"
-fi
-grep -q "expected \`SlotId\`, found \`u32\`" "$misuse.log" ||
-	{ cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
+# Builds the module with one line of file.rs replaced, and fails unless the
+# build fails with the expected error: a rule that only a type enforces.
+must_not_build() { # what, the line, its misuse, the compiler's error
+	local file=$misuse/drivers/infiniband/core/umad_rs/file.rs
+	log "$1 does not build"
+	rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
+	grep -qF "$2" "$file" || die "the misuse no longer applies to file.rs: update lint.sh"
+	MISUSE_FROM=$2 MISUSE_TO=$3 perl -pi -e 's/\Q$ENV{MISUSE_FROM}\E/$ENV{MISUSE_TO}/' "$file"
+	if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
+		die "$1 built"
+	fi
+	grep -qF "$4" "$misuse.log" || { cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
+}
+must_not_build "dropping retired agents without the port's lock" \
+	'Retired::new(agents, state).unregister(port);' 'let _ = (Retired::new(agents, state), port);' \
+	"retired agents must be unregistered with the port's lock held"
+must_not_build "looking an agent up by a user's id without the hardening" \
+	'state.agents.get(id)' 'state.agents.get(hdr.id)' 'expected `SlotId`, found `u32`'
 
 log "selftests (64- and 32-bit) and samples, warnings as errors"
 out=$(mktemp -d)
