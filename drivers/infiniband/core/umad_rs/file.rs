@@ -474,11 +474,10 @@ impl MadHandler for UmadFile {
     fn send_done(&self, agent: AgentId, outstanding: Outstanding, timed_out: bool) {
         // SAFETY: the file's agents post only sends that `write` put in
         // the file's table, and each completes once.
-        let packet = unsafe { self.sends.lock().take(outstanding) };
+        let mut packet = unsafe { self.sends.lock().take(outstanding) };
         if timed_out {
             // Reported if the agent is still the file's, under the id of
             // its slot; never dropped for the queue's length.
-            let mut packet = packet;
             self.enqueue(
                 agent,
                 move |id| {

@@ -271,8 +271,7 @@ impl Port {
 
     /// Shows the IB device's name as `out`'s line (sysfs `ibdev`).
     pub(crate) fn show_ib_device_name(node: Shown<'_, Port>, out: &mut Page<'_>) {
-        let name = *node.owner().device_name.lock();
-        out.line_str(name.as_c_str());
+        out.line_str(node.owner().device_name.lock().as_c_str());
     }
 }
 

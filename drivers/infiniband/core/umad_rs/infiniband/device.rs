@@ -122,7 +122,6 @@ const NAME_MAX: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 /// # Invariants
 ///
 /// `bytes` holds a NUL.
-#[derive(Clone, Copy)]
 pub(crate) struct DeviceName {
     bytes: [u8; NAME_MAX],
 }
