@@ -20,7 +20,6 @@ use crate::{
         nospec::array_index_nospec,
         poll::{poll_bits, PollTable, WaitQueue},
         trace,
-        uaccess::{UserReader, UserWriter},
     },
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
@@ -45,6 +44,7 @@ use kernel::{
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 mod ioctl;
@@ -219,7 +219,7 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header.
-    pub(crate) fn read(&self, file: &File, out: UserWriter) -> Result<usize> {
+    pub(crate) fn read(&self, file: &File, out: UserSliceWriter) -> Result<usize> {
         let count = out.len();
         if count < self.layout().size() {
             return Err(EINVAL);
@@ -288,7 +288,7 @@ impl UmadFile {
     }
 
     /// `write(2)`: one MAD to send, after its umad header.
-    pub(crate) fn write(&self, input: UserReader) -> Result<usize> {
+    pub(crate) fn write(&self, input: UserSliceReader) -> Result<usize> {
         let layout = self.layout();
         let hdr_size = layout.size();
         let count = input.len();
@@ -297,20 +297,20 @@ impl UmadFile {
         }
         let mut input = input;
         // The old layout leaves `pkey_index` at zero. Each layout's size is
-        // a constant, as `read_array` wants.
+        // a constant, so each read is of an array (C's `copy_from_user` of
+        // a constant size, which skips hardened usercopy's object check).
         let mut hdr = UserMadHdr::default();
         let bytes = hdr.as_bytes_mut();
         match layout {
             HdrLayout::Old => {
                 let old = bytes.first_chunk_mut::<{ HdrLayout::Old.size() }>();
-                input.read_array(old.ok_or(EINVAL)?)?;
+                *old.ok_or(EINVAL)? = input.read()?;
             }
-            HdrLayout::New => input.read_array(bytes)?,
+            HdrLayout::New => *bytes = input.read()?,
         }
         let id = SlotId::new(hdr.id, array_index_nospec).ok_or(EINVAL)?;
-        let user_mad = input.clone();
-        let mut start = MadStart([0; RMPP_HDR_END]);
-        input.read_array(&mut start.0)?;
+        let user_mad = input.clone_reader();
+        let mut start = MadStart(input.read()?);
 
         let state = self.state.lock();
         trace::emit(
@@ -341,8 +341,8 @@ impl UmadFile {
             mad.base_version(),
         )?;
         send.set_timeout(hdr.timeout_ms, hdr.retries);
-        let from = |offset: usize| -> Result<UserReader> {
-            let mut reader = user_mad.clone();
+        let from = |offset: usize| -> Result<UserSliceReader> {
+            let mut reader = user_mad.clone_reader();
             reader.skip(offset)?;
             Ok(reader)
         };

@@ -16,8 +16,7 @@
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
-//! - `err`: error pointers; `bug`: warnings.
-//! - `uaccess`: user memory, accessed as C accesses it.
+//! - `bug`: warnings.
 //! - `trace`: the C tracepoints, fired through the shim.
 //!
 //! `shim.c` holds out-of-line copies of the static inline helpers the glue
@@ -27,7 +26,6 @@ pub(crate) mod bindings;
 pub(crate) mod bug;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
-pub(crate) mod err;
 pub(crate) mod fs;
 pub(crate) mod list;
 pub(crate) mod nospec;
@@ -38,4 +36,3 @@ pub(crate) mod slab;
 pub(crate) mod sysfs;
 pub(crate) mod task;
 pub(crate) mod trace;
-pub(crate) mod uaccess;

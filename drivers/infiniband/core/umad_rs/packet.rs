@@ -13,7 +13,6 @@ use crate::{
         list::{impl_linked, BoxList, Links},
         slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
         trace::Event,
-        uaccess::UserWriter,
     },
     infiniband::mad::ReceivedMad,
     rules::{
@@ -22,7 +21,7 @@ use crate::{
     },
 };
 use core::mem::{offset_of, size_of};
-use kernel::{c_str, prelude::*};
+use kernel::{c_str, prelude::*, uaccess::UserSliceWriter};
 
 /// Where packets come from. `read` copies a packet's header straight to
 /// user memory; nothing else of it.
@@ -111,7 +110,7 @@ impl Packet {
     /// length, which no read can copy.
     pub(crate) fn copy_out(
         &self,
-        mut out: UserWriter,
+        mut out: UserSliceWriter,
         count: usize,
         layout: HdrLayout,
         trace: impl FnOnce(Event, &UserMadHdr, &[u8]),
@@ -168,14 +167,14 @@ impl Packet {
 }
 
 /// Writes `hdr` in `layout` to `out`: a copy of a constant size per layout.
-fn write_hdr(out: &mut UserWriter, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
+fn write_hdr(out: &mut UserSliceWriter, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
     let bytes = hdr.as_bytes();
     match layout {
-        HdrLayout::Old => out.write_array(
+        HdrLayout::Old => out.write(
             bytes
                 .first_chunk::<{ HdrLayout::Old.size() }>()
                 .ok_or(EINVAL)?,
         ),
-        HdrLayout::New => out.write_array(bytes),
+        HdrLayout::New => out.write(bytes),
     }
 }

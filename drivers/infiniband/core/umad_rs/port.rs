@@ -22,7 +22,6 @@ use crate::{
         sysfs::{Page, Shown},
         task::TaskComm,
         trace,
-        uaccess::{UserReader, UserWriter},
     },
     infiniband::{self, DeviceHandle, DeviceName},
     rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
@@ -33,6 +32,7 @@ use kernel::{
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
@@ -291,11 +291,11 @@ impl FileOps for UmadFileOps {
         file.close();
     }
 
-    fn read(file: FileData<'_, Self>, f: &File, out: UserWriter) -> Result<usize> {
+    fn read(file: FileData<'_, Self>, f: &File, out: UserSliceWriter) -> Result<usize> {
         file.read(f, out)
     }
 
-    fn write(file: FileData<'_, Self>, _: &File, input: UserReader) -> Result<usize> {
+    fn write(file: FileData<'_, Self>, _: &File, input: UserSliceReader) -> Result<usize> {
         file.write(input)
     }
 

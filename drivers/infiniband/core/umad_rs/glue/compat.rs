@@ -10,7 +10,7 @@
 
 use super::bindings;
 use core::fmt;
-use kernel::{error::Error, ffi::c_char, str::CStr, sync::LockClassKey};
+use kernel::{error::Error, ffi::c_char, str::CStr, sync::LockClassKey, uaccess::UserSlice};
 
 /// A held `Mutex<T>`'s guard (7.x names it `kernel::sync::MutexGuard`).
 pub(crate) type MutexGuard<'a, T> =
@@ -31,6 +31,134 @@ const fn errno(value: u32) -> i32 {
     #[allow(clippy::cast_possible_wrap)]
     let value = value as i32;
     value
+}
+
+/// `len` bytes of user memory at `addr`, which each access checks: 7.x
+/// takes the address as a `UserPtr`, 6.12 as a plain `usize`.
+pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
+    #[cfg(umad_rs_user_ptr_struct)]
+    let ptr = kernel::uaccess::UserPtr::from_addr(addr);
+    #[cfg(not(umad_rs_user_ptr_struct))]
+    let ptr = addr;
+    UserSlice::new(ptr, len)
+}
+
+/// An open file, borrowed for a file operation: the `kernel` crate's
+/// `LocalFile` where it has one, a `struct file` of our own before.
+/// `LocalFile` and not `File`: umad files are `stream_open`ed, so a read
+/// or write runs under an `fdget_pos` that took no `f_pos_lock`, which
+/// `LocalFile` allows on the calling thread and `File` does not.
+#[cfg(umad_rs_local_file)]
+#[repr(transparent)]
+pub(crate) struct File(kernel::fs::LocalFile);
+
+/// An open file, borrowed for a file operation.
+#[cfg(not(umad_rs_local_file))]
+#[repr(transparent)]
+pub(crate) struct File(kernel::types::Opaque<bindings::file>);
+
+impl File {
+    /// # Safety
+    ///
+    /// `ptr` points to a `struct file` that stays valid for `'a`, and any
+    /// `fdget_pos` on it that did not take `f_pos_lock` runs on this
+    /// thread (a file operation's own).
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a Self {
+        #[cfg(umad_rs_local_file)]
+        let ptr: *const kernel::fs::LocalFile = {
+            // SAFETY: the caller's promise, which is `from_raw_file`'s.
+            unsafe { kernel::fs::LocalFile::from_raw_file(ptr.cast()) }
+        };
+        // SAFETY: `Self` is transparent over either; validity for `'a` is
+        // the caller's promise.
+        unsafe { &*ptr.cast() }
+    }
+
+    /// Whether the file was opened with `O_NONBLOCK`.
+    pub(crate) fn is_nonblocking(&self) -> bool {
+        #[cfg(umad_rs_local_file)]
+        let nonblocking = self.0.flags() & kernel::fs::file::flags::O_NONBLOCK != 0;
+        #[cfg(not(umad_rs_local_file))]
+        // SAFETY: the file is valid. `fcntl(F_SETFL)` may write `f_flags`
+        // meanwhile (under `f_lock`, which readers do not take): a
+        // volatile read stands for C's `READ_ONCE`, as `LocalFile::flags`
+        // has it, and sees the old flags or the new.
+        let nonblocking = unsafe {
+            core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() & bindings::O_NONBLOCK != 0
+        };
+        nonblocking
+    }
+
+    /// The `struct file`.
+    pub(crate) fn as_raw(&self) -> *mut bindings::file {
+        #[cfg(umad_rs_local_file)]
+        let ptr = self.0.as_ptr().cast();
+        #[cfg(not(umad_rs_local_file))]
+        let ptr = self.0.get();
+        ptr
+    }
+}
+
+/// `poll_wait(file, queue, table)`: the `kernel` crate's helper where it
+/// has one, the shim's before.
+///
+/// # Safety
+///
+/// As `poll_wait`: `file` is being polled with `table` (or `table` is
+/// null), and `queue` outlives the registration.
+pub(crate) unsafe fn poll_wait(
+    file: *mut bindings::file,
+    queue: *mut bindings::wait_queue_head,
+    table: *mut bindings::poll_table_struct,
+) {
+    #[cfg(umad_rs_poll_wait)]
+    // SAFETY: the caller's promise.
+    unsafe {
+        kernel::bindings::poll_wait(file.cast(), queue.cast(), table.cast())
+    };
+    #[cfg(not(umad_rs_poll_wait))]
+    // SAFETY: the caller's promise.
+    unsafe {
+        bindings::ib_umad_rs_poll_wait(file, queue, table)
+    };
+}
+
+/// `dev_name(dev)`: the `kernel` crate's helper where it has one, the
+/// shim's before.
+///
+/// # Safety
+///
+/// `dev` is a valid device; the name lives until the device's is changed.
+pub(crate) unsafe fn dev_name(dev: *const bindings::device) -> *const c_char {
+    #[cfg(umad_rs_dev_name)]
+    // SAFETY: the caller's promise.
+    let name = unsafe { kernel::bindings::dev_name(dev.cast()) };
+    #[cfg(not(umad_rs_dev_name))]
+    // SAFETY: the caller's promise.
+    let name = unsafe { bindings::ib_umad_rs_device_name(dev) };
+    name
+}
+
+/// `WARN_ON(true)` here: the `kernel` crate's `warn_on!` where it has one,
+/// which records the caller's file and line in the bug table; the shim's
+/// `WARN_ON` before, which names `shim.c`.
+macro_rules! warn_here {
+    () => {{
+        #[cfg(umad_rs_warn_on)]
+        kernel::warn_on!(true);
+        #[cfg(not(umad_rs_warn_on))]
+        $crate::glue::compat::shim_warn();
+    }};
+}
+pub(crate) use warn_here;
+
+/// `WARN_ON(true)` through the shim.
+#[cfg(not(umad_rs_warn_on))]
+#[inline(never)]
+#[cold]
+pub(crate) fn shim_warn() {
+    // SAFETY: `WARN_ON` only logs and taints.
+    unsafe { bindings::ib_umad_rs_WARN_ON(true) };
 }
 
 /// `module!` with one author, who goes under `authors` (a list) where the

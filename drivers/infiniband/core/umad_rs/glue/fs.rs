@@ -6,52 +6,22 @@
 //! operations are left out of `file_operations` unless implemented
 //! (`#[vtable]`), so the VFS answers them as for a C driver without them.
 //!
-//! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 6.13+)
-//! and `rust/kernel/fs/file.rs` (`File`, 6.12+ has none in the crate this
-//! module builds against); both would replace this file once a `cdev`
-//! abstraction takes any `struct device`.
+//! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 7.x),
+//! which registers on the misc major only and has no `poll`; it would
+//! replace this file once a `cdev` abstraction takes any `struct device`.
+//! The file itself is the `kernel` crate's `LocalFile` where it has one
+//! (`compat::File`).
 
-use super::{
-    bindings,
-    chrdev::Node,
-    poll::PollTable,
-    uaccess::{UserReader, UserWriter},
-};
+use super::{bindings, chrdev::Node, compat, poll::PollTable};
+pub(crate) use compat::File;
 use core::marker::PhantomData;
 use kernel::{
     ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
+    uaccess::{UserSliceReader, UserSliceWriter},
 };
-
-/// An open file, borrowed for the duration of a file operation.
-#[repr(transparent)]
-pub(crate) struct File(Opaque<bindings::file>);
-
-impl File {
-    /// # Safety
-    ///
-    /// `ptr` points to a `struct file` that stays valid for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a Self {
-        // SAFETY: transparent wrapper; validity is the caller's promise.
-        unsafe { &*ptr.cast() }
-    }
-
-    /// Whether the file was opened with `O_NONBLOCK`.
-    pub(crate) fn is_nonblocking(&self) -> bool {
-        // SAFETY: the file is valid. `fcntl(F_SETFL)` may write `f_flags`
-        // meanwhile (under `f_lock`, which readers do not take): a
-        // volatile read stands for C's `READ_ONCE`, as upstream's
-        // `File::flags` has it, and sees the old flags or the new.
-        let flags = unsafe { core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() };
-        flags & bindings::O_NONBLOCK != 0
-    }
-
-    pub(crate) fn as_raw(&self) -> *mut bindings::file {
-        self.0.get()
-    }
-}
 
 /// What a file operation gets of the file's state.
 pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borrowed<'a>;
@@ -72,12 +42,12 @@ pub(crate) trait FileOps: Sized + 'static {
     fn release(data: Self::Ptr, file: &File);
 
     /// `read(2)` into `buf`; returns how many bytes it wrote there.
-    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserWriter) -> Result<usize> {
+    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// `write(2)` from `buf`; returns how many bytes it took.
-    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserReader) -> Result<usize> {
+    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -163,7 +133,8 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
     // keeps the node's device, hence its owner, alive during the call.
     let owner = unsafe { Node::owner_of_cdev::<T::Owner>(bindings::ib_umad_rs_inode_cdev(inode)) };
-    // SAFETY: the VFS passes a valid file for the duration of `open`.
+    // SAFETY: the VFS passes a valid file for the duration of `open`, on
+    // this thread.
     let f = unsafe { File::from_raw(file) };
     match T::open(owner, f) {
         Ok(data) => {
@@ -193,7 +164,8 @@ unsafe extern "C" fn release_callback<T: FileOps>(
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`
     // and is taken back only here.
     let data = unsafe { T::Ptr::from_foreign((*file).private_data) };
-    // SAFETY: the file is valid during `release`.
+    // SAFETY: the file is valid during `release`, which runs when no
+    // `fdget_pos` holds it.
     T::release(data, unsafe { File::from_raw(file) });
     0
 }
@@ -203,7 +175,8 @@ unsafe extern "C" fn release_callback<T: FileOps>(
 /// # Safety
 ///
 /// `file` is such a file, valid for `'a` (the VFS holds it during every
-/// file operation).
+/// file operation), and the operation runs on the thread of any
+/// `fdget_pos` on it that did not take `f_pos_lock`.
 unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
     // and `release_callback`, which takes it back, runs only after the last
@@ -222,10 +195,11 @@ unsafe extern "C" fn read_callback<T: FileOps>(
     count: usize,
     _pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours.
+    // SAFETY: the VFS calls this for an open file of ours, on the thread
+    // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
     // The user pointer is checked by each copy, not trusted here.
-    let buf = UserWriter::new(buf as usize, count);
+    let buf = compat::user_slice(buf as usize, count).writer();
     ssize(T::read(data, file, buf))
 }
 
@@ -240,9 +214,10 @@ unsafe extern "C" fn write_callback<T: FileOps>(
     count: usize,
     _pos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours.
+    // SAFETY: the VFS calls this for an open file of ours, on the thread
+    // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = UserReader::new(buf as usize, count);
+    let buf = compat::user_slice(buf as usize, count).reader();
     ssize(T::write(data, file, buf))
 }
 
@@ -256,7 +231,8 @@ unsafe extern "C" fn poll_callback<T: FileOps>(
     file: *mut bindings::file,
     table: *mut bindings::poll_table_struct,
 ) -> c_uint {
-    // SAFETY: the VFS calls this for an open file of ours.
+    // SAFETY: the VFS calls this for an open file of ours, on the thread
+    // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
     T::poll(data, file, &PollTable(table))
 }
@@ -291,7 +267,8 @@ unsafe extern "C" fn ioctl_callback<T: FileOps>(
     cmd: c_uint,
     arg: c_ulong,
 ) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours.
+    // SAFETY: the VFS calls this for an open file of ours, on the thread
+    // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
     ioctl_result(T::ioctl(data, file, cmd, arg, false))
 }
@@ -308,7 +285,8 @@ unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
     cmd: c_uint,
     arg: c_ulong,
 ) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours.
+    // SAFETY: the VFS calls this for an open file of ours, on the thread
+    // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
     ioctl_result(T::ioctl(data, file, cmd, arg, true))
 }

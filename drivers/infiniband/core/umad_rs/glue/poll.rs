@@ -117,7 +117,7 @@ impl WaitQueue {
     pub(crate) unsafe fn register(&self, file: &File, table: &PollTable) {
         // SAFETY: `file` is the file being polled and `table` its table;
         // the queue outlives the registration, as the caller promises.
-        unsafe { bindings::ib_umad_rs_poll_wait(file.as_raw(), self.raw.get(), table.0) };
+        unsafe { compat::poll_wait(file.as_raw(), self.raw.get(), table.0) };
     }
 }
 

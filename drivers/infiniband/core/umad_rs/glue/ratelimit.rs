@@ -14,6 +14,11 @@ use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 /// `DEFAULT_RATELIMIT_BURST`: messages let through per interval.
 const BURST: u32 = 10;
 
+/// `DEFAULT_RATELIMIT_INTERVAL` (`5 * HZ`), in jiffies.
+// CAST: a u32 widened; every target the kernel supports has a usize of 32
+// bits or more.
+const INTERVAL: usize = kernel::bindings::DEFAULT_RATELIMIT_INTERVAL as usize;
+
 /// One place's message budget.
 ///
 /// # Invariants
@@ -49,11 +54,9 @@ impl RateLimit {
     pub(crate) fn check(&self) -> Verdict {
         // SAFETY: reads the jiffies counter.
         let now = unsafe { bindings::ib_umad_rs_jiffies() };
-        // SAFETY: reads a constant.
-        let interval = unsafe { bindings::ib_umad_rs_ratelimit_interval() };
         let start = self.start.load(Ordering::Relaxed);
         let mut suppressed = 0;
-        if start == 0 || now.wrapping_sub(start) >= interval {
+        if start == 0 || now.wrapping_sub(start) >= INTERVAL {
             // INVARIANT: a new interval, counted from nothing.
             if self
                 .start

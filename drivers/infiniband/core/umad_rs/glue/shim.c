@@ -5,7 +5,6 @@
 #include <linux/poll.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
-#include <linux/uaccess.h>
 #include "shim.h"
 
 #define CREATE_TRACE_POINTS
@@ -48,10 +47,12 @@ const char *ib_umad_rs_name_array(const struct ib_device *device)
 	return device->name;
 }
 
+#ifndef IB_UMAD_RS_HAS_DEV_NAME
 const char *ib_umad_rs_device_name(const struct device *dev)
 {
 	return dev_name(dev);
 }
+#endif
 
 void ib_umad_rs_sema_init(struct semaphore *sem, int val)
 {
@@ -68,10 +69,12 @@ void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *cli
 	return ib_get_client_data(device, client);
 }
 
+#ifndef IB_UMAD_RS_HAS_POLL_WAIT
 void ib_umad_rs_poll_wait(struct file *filp, wait_queue_head_t *queue, poll_table *table)
 {
 	poll_wait(filp, queue, table);
 }
+#endif
 
 u32 ib_umad_rs_array_index_nospec(u32 index, u32 size)
 {
@@ -162,37 +165,14 @@ void *ib_umad_rs_kmem_cache_alloc(struct kmem_cache *cache, gfp_t flags)
 	return kmem_cache_alloc(cache, flags);
 }
 
+#ifndef IB_UMAD_RS_HAS_WARN_ON
 bool ib_umad_rs_WARN_ON(bool cond)
 {
 	return WARN_ON(cond);
 }
+#endif
 
 unsigned long ib_umad_rs_jiffies(void)
 {
 	return jiffies;
-}
-
-unsigned long ib_umad_rs_ratelimit_interval(void)
-{
-	return DEFAULT_RATELIMIT_INTERVAL;
-}
-
-unsigned long ib_umad_rs_copy_from_user(void *to, const void __user *from, unsigned long n)
-{
-	return copy_from_user(to, from, n);
-}
-
-unsigned long ib_umad_rs_copy_to_user(void __user *to, const void *from, unsigned long n)
-{
-	return copy_to_user(to, from, n);
-}
-
-int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr)
-{
-	return get_user(*value, addr);
-}
-
-int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr)
-{
-	return put_user(value, addr);
 }

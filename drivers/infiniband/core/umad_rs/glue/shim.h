@@ -22,12 +22,16 @@ bool ib_umad_rs_cap_ib_mad(const struct ib_device *device, u32 port_num);
 bool ib_umad_rs_cap_ib_smi(const struct ib_device *device, u32 port_num);
 struct device *ib_umad_rs_dev_parent(const struct ib_device *device);
 bool ib_umad_rs_access_netns(const struct ib_device *device);
+#ifndef IB_UMAD_RS_HAS_DEV_NAME
 const char *ib_umad_rs_device_name(const struct device *dev);
+#endif
 const char *ib_umad_rs_name_array(const struct ib_device *device);
 void ib_umad_rs_sema_init(struct semaphore *sem, int val);
 struct cdev *ib_umad_rs_inode_cdev(const struct inode *inode);
 void *ib_umad_rs_get_client_data(struct ib_device *device, struct ib_client *client);
+#ifndef IB_UMAD_RS_HAS_POLL_WAIT
 void ib_umad_rs_poll_wait(struct file *filp, wait_queue_head_t *queue, poll_table *table);
+#endif
 u32 ib_umad_rs_array_index_nospec(u32 index, u32 size);
 struct ib_pd *ib_umad_rs_agent_pd(const struct ib_mad_agent *agent);
 void ib_umad_rs_ah_init(struct rdma_ah_attr *attr, struct ib_device *device, u32 port_num,
@@ -56,14 +60,10 @@ void ib_umad_rs_trace_read_recv(u32 dev_index, u32 port_num, const struct ib_use
 void ib_umad_rs_trace_read_send(u32 dev_index, u32 port_num, const struct ib_user_mad_hdr *hdr,
 				const struct ib_mad_hdr *mad);
 
-unsigned long ib_umad_rs_copy_from_user(void *to, const void __user *from, unsigned long n);
-unsigned long ib_umad_rs_copy_to_user(void __user *to, const void *from, unsigned long n);
-int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr);
-int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr);
-
+#ifndef IB_UMAD_RS_HAS_WARN_ON
 bool ib_umad_rs_WARN_ON(bool cond);
+#endif
 
 unsigned long ib_umad_rs_jiffies(void);
-unsigned long ib_umad_rs_ratelimit_interval(void);
 
 #endif

@@ -267,7 +267,7 @@ unsafe extern "C" fn devnode<D: DevnodeDir>(
             kernel::bindings::GFP_KERNEL,
             c_str!("%s/%s").as_char_ptr(),
             D::DIR.as_char_ptr(),
-            bindings::ib_umad_rs_device_name(dev),
+            compat::dev_name(dev),
         )
     }
 }

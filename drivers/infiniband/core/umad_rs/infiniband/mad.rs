@@ -11,15 +11,10 @@
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
 //! owns; dropping it gives its buffers back.
 
-use crate::{
-    glue::{
-        bindings,
-        err::{from_err_ptr, to_result},
-    },
-    infiniband::DeviceHandle,
-};
+use crate::{glue::bindings, infiniband::DeviceHandle};
 use core::{marker::PhantomData, mem::MaybeUninit, ops::Range, ptr::NonNull};
 use kernel::{
+    error::{from_err_ptr, to_result},
     ffi::{c_int, c_void},
     prelude::*,
     types::Opaque,
