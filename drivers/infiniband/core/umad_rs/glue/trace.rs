@@ -52,8 +52,7 @@ pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
     if !is_enabled(event) {
         return;
     }
-    // SAFETY: all zeroes is a valid `ib_mad_hdr` (integers).
-    let mut mad_hdr: bindings::ib_mad_hdr = unsafe { core::mem::zeroed() };
+    let mut mad_hdr = bindings::ib_mad_hdr::default();
     let len = mad.len().min(MAD_HDR_SIZE);
     // SAFETY: `mad_hdr` is `MAD_HDR_SIZE` bytes, at least `len`; a copy
     // keeps the 8-byte alignment of its `tid` that a byte slice lacks.

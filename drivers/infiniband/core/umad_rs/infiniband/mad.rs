@@ -45,11 +45,12 @@ impl RegRequest {
         oui: [u8; 3],
         method_mask: [u64; 2],
     ) -> Self {
-        // SAFETY: all zeroes is a valid `ib_mad_reg_req` (integers).
-        let mut raw: bindings::ib_mad_reg_req = unsafe { core::mem::zeroed() };
-        raw.mgmt_class = mgmt_class;
-        raw.mgmt_class_version = class_version;
-        raw.oui = oui;
+        let mut raw = bindings::ib_mad_reg_req {
+            mgmt_class,
+            mgmt_class_version: class_version,
+            oui,
+            ..Default::default()
+        };
         let bits = core::mem::size_of::<kernel::ffi::c_ulong>() * 8;
         for (i, word) in raw.method_mask.iter_mut().enumerate() {
             let (which, shift) = ((i * bits) / 64, (i * bits) % 64);
@@ -238,9 +239,9 @@ impl<H: MadHandler> Agent<H> {
     /// without a GRH: `EINVAL`).
     pub(crate) fn address_handle(&self, to: &AddressVector) -> Result<AddressHandle<'_>> {
         let agent = self.raw();
-        // SAFETY: all zeroes is a valid `rdma_ah_attr`: no GRH, no GID
-        // attribute, type UNDEFINED until set below.
-        let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+        // All zeroes: no GRH, no GID attribute, type UNDEFINED until set
+        // below.
+        let mut attr = bindings::rdma_ah_attr::default();
         // SAFETY: the agent's device is registered; `attr` is valid and the
         // setters only write it.
         unsafe {
@@ -605,8 +606,7 @@ impl RecvCompletion<'_> {
     /// The route back to the sender, from the GRH it came with
     /// (`ib_init_ah_attr_from_wc`): remote GID, local GID index, ...
     pub(crate) fn route_back(&self) -> Result<GlobalRoute> {
-        // SAFETY: all zeroes is a valid `rdma_ah_attr`.
-        let mut attr: bindings::rdma_ah_attr = unsafe { core::mem::zeroed() };
+        let mut attr = bindings::rdma_ah_attr::default();
         // SAFETY: the agent is registered during its receive handler; `wc`
         // and `grh` are the completion's.
         to_result(unsafe {
