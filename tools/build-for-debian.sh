@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Builds ib_umad_rs for an installed Debian kernel that has Rust (Debian 13's
-# linux-image-7.3.4+deb13-amd64 from trixie-backports); with --install,
-# installs it (make install: updates/, depmod, and the modprobe.d file that
-# makes it the umad driver); with --load, loads it in place of the C
-# ib_umad. Prints the built module's path.
+# Builds ib_umad_rs for an installed Debian kernel that has Rust (Debian's
+# kernels from 7.2 on: trixie-backports' and sid's linux-image-amd64); with
+# --install, installs it (make install: updates/, depmod, and the modprobe.d
+# file that makes it the umad driver); with --load, loads it in place of the
+# C ib_umad. Prints the built module's path.
 #
 #   tools/build-for-debian.sh [--install] [--load] [--no-apt] [KERNELRELEASE] [-- make arguments]
 #   tools/build-for-debian.sh --print-tree [--no-apt] [KERNELRELEASE]
+#   tools/build-for-debian.sh --check KERNELRELEASE
 #
 # KERNELRELEASE defaults to the running kernel's. As root, what is missing is
 # installed with apt (never with --no-apt, as under DKMS, which runs inside
-# dpkg); otherwise the missing packages are named.
+# dpkg); otherwise the missing packages are named, with the suite the
+# kernel's packages come from. --check installs and builds nothing: it exits
+# 0 if the kernel can be built for, and otherwise says why in one sentence
+# (dkms.conf skips such a kernel instead of failing dpkg).
 #
 # Debian's headers package has no Rust artifacts (no rust/*.rmeta, no
 # libmacros), so a Rust module cannot be built against it alone. Once per
@@ -26,15 +30,16 @@ me=${0##*/}
 say() { echo "$me: $*" >&2; }
 die() { say "$*"; exit 1; }
 usage() {
-	die "usage: $me [--install] [--load] [--print-tree] [--no-apt] [KERNELRELEASE] [-- make arguments]"
+	die "usage: $me [--install] [--load] [--print-tree] [--check] [--no-apt] [KERNELRELEASE] [-- make arguments]"
 }
 
-install= load= print_tree= no_apt= krel= apt_updated=
+install= load= print_tree= check= no_apt= krel= apt_updated=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--install) install=1 ;;
 	--load) load=1 ;;
 	--print-tree) print_tree=1 ;;
+	--check) check=1 no_apt=1 ;;
 	--no-apt) no_apt=1 ;;
 	--) shift; break ;;
 	-*) usage ;;
@@ -43,6 +48,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 krel=${krel:-$(uname -r)}
+# What a check says is why the module is not built for the kernel.
+[ -z "$check" ] || me="ib_umad_rs is not built for $krel"
 src=$(cd "$(dirname "$0")/.." && pwd)
 headers=/usr/src/linux-headers-$krel
 root_user=$([ "$(id -u)" -eq 0 ] && echo 1 || true)
@@ -55,27 +62,63 @@ fi
 installed() { # package
 	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
 }
+# A source package is a tarball, there once it is unpacked: apt may unpack
+# the kernel's source beside this package and configure it after it.
+present() { # package
+	case $1 in
+	linux-source-*) dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^.[UFWti]' ;;
+	*) installed "$1" ;;
+	esac
+}
+# The suite the kernel comes from, as apt's sources publish the installed
+# image's (or headers') version: trixie-backports, sid, ... Empty where no
+# source publishes it.
+kernel_suite() {
+	local p
+	for p in "linux-image-$krel" "linux-headers-$krel"; do
+		installed "$p" || continue
+		LC_ALL=C apt-cache policy "$p" 2>/dev/null | awk '
+			/^ \*\*\* / { mine = 1; next }
+			mine && $1 !~ /^[0-9]+$/ { exit }
+			mine && $2 ~ /:\/\// { split($3, s, "/"); print s[1]; exit }'
+		return
+	done
+}
+suite=$(kernel_suite)
+# The kernel's own packages come from its suite: "package/suite", which
+# apt-get install takes as "that package from that suite".
+from_suite() { # packages...
+	local p
+	for p; do
+		case $p in
+		linux-source-* | linux-headers-*) echo "$p${suite:+/$suite}" ;;
+		*) echo "$p" ;;
+		esac
+	done
+}
 # Installs what is missing as root, or names it.
 need() { # packages...
 	local p missing=()
-	for p; do installed "$p" || missing+=("$p"); done
+	for p; do present "$p" || missing+=("$p"); done
 	[ ${#missing[@]} -gt 0 ] || return 0
 	[ -n "$root_user" ] && [ -z "$no_apt" ] ||
-		die "missing packages; as root: apt-get install ${missing[*]} (from trixie and trixie-backports)"
+		die "missing packages; as root: apt-get install $(from_suite "${missing[@]}" | paste -sd ' ')"
 	say "installing ${missing[*]}"
 	if [ -z "$apt_updated" ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get -q update >&2
 		apt_updated=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends "${missing[@]}" >&2 ||
-		die "apt-get could not install ${missing[*]}: is trixie-backports in apt's sources?"
+	DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends \
+		$(from_suite "${missing[@]}") >&2 ||
+		die "apt-get could not install ${missing[*]}: is ${suite:-its suite} in apt's sources?"
 }
 config() { # CONFIG_ name: its value, unquoted
 	sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" "$headers/.config"
 }
 
 need "linux-headers-$krel"
-[ "$(config CONFIG_RUST)" = y ] || die "kernel $krel is not built with Rust (CONFIG_RUST)"
+[ "$(config CONFIG_RUST)" = y ] ||
+	die "kernel $krel is not built with Rust (CONFIG_RUST); Debian's kernels have it from 7.2 on (linux-image-amd64 from trixie-backports or sid)"
 # The compiler the kernel names (x86_64-linux-gnu-gcc-14) is in gcc-14.
 cc=$(config CONFIG_CC_VERSION_TEXT | cut -d' ' -f1)
 series=$(cut -d. -f1,2 <<<"$krel")
@@ -85,13 +128,14 @@ need "linux-source-$series" "${cc##*-linux-gnu-}" rustc rust-src bindgen make bc
 version=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
 source_version=$(dpkg-query -W -f='${Version}' "linux-source-$series")
 [ "$source_version" = "$version" ] ||
-	die "linux-source-$series is $source_version, but kernel $krel is $version: install linux-source-$series=$version"
+	die "linux-source-$series is $source_version, but kernel $krel is $version: as root: apt-get install linux-source-$series=$version"
 # Rust symbols carry a hash of the compiler that built the crate: only the
 # kernel's own rustc makes calls that resolve.
 rustc_wanted=$(config CONFIG_RUSTC_VERSION_TEXT)
 rustc_have=$(rustc --version)
 [ "$rustc_have" = "$rustc_wanted" ] ||
 	die "kernel $krel was built with $rustc_wanted, and this rustc is $rustc_have: install Debian's rustc and rust-src $(cut -d' ' -f2 <<<"$rustc_wanted")"
+[ -z "$check" ] || exit 0
 
 cache=${IB_UMAD_RS_CACHE:-$([ -n "$root_user" ] && echo /var/cache/ib_umad_rs ||
 	echo "${XDG_CACHE_HOME:-$HOME/.cache}/ib_umad_rs")}

@@ -7,7 +7,7 @@
 # guest time counting instructions (qemu -icount), which is steady from run
 # to run and does not weigh calls and jumps as heavily as TCG does. It
 # measures; it does not judge.
-#   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian)
+#   bench.sh [flavour]   (plain: the rig's 6.12 kernel, the default; debian, sid)
 # RIG_BENCH_GROUPS: umad_bench's groups to run (all; while working on one).
 # RIG_BENCH_ROUNDS: rounds of one run per driver (6; under the instruction
 # clock, of the costs). Take an even number:

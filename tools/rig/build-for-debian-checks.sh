@@ -7,7 +7,7 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-eval "$(bash "$RIG_DIR/debian-7.3.sh")" || die "no Debian root"
+eval "$(bash "$RIG_DIR/debian-kernel.sh" debian)" || die "no Debian root"
 krel=$(cat "$kdir/include/config/kernel.release")
 src=$root/build/module
 lock_dir "$src"

@@ -3,13 +3,13 @@
 # and debian/) in the Debian build root with dpkg-buildpackage, checks it
 # with lintian (an error fails, warnings are shown), and installs it there
 # with apt after purging the last one: Debian's dkms then builds ib_umad_rs
-# for the 7.3 kernel, as on a user's machine. Prints the path of the module
-# DKMS installed. With the same sources, the installed package stands.
-#   debian-package.sh
+# for the flavour's kernel, as on a user's machine. Prints the path of the
+# module DKMS installed. With the same sources, the installed package stands.
+#   debian-package.sh <debian|sid>
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-eval "$(bash "$RIG_DIR/debian-7.3.sh")"
+eval "$(bash "$RIG_DIR/debian-kernel.sh" "${1:?usage: debian-package.sh <debian|sid>}")"
 krel=$(cat "$kdir/include/config/kernel.release")
 shipped=(Kbuild Makefile dkms.conf drivers tools/build-for-debian.sh tools/modprobe.d debian)
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$REPO_DIR/debian/changelog")

@@ -114,7 +114,13 @@ module_sources() { # dir
 		Kbuild Makefile drivers tools/build-for-debian.sh tools/modprobe.d "$1/")
 }
 
-# The tree debian-7.3.sh prepares (preparing it if need be).
-debian_tree() {
-	(eval "$(bash "$RIG_DIR/debian-7.3.sh")" && echo "$kdir")
+# The rig's flavours that boot one of Debian's own kernels (debian-kernel.sh).
+is_debian_flavour() { # flavour
+	case $1 in debian | sid) return 0 ;; *) return 1 ;; esac
+}
+
+# The tree debian-kernel.sh prepares for a Debian flavour (preparing it if
+# need be).
+debian_tree() { # flavour
+	(eval "$(bash "$RIG_DIR/debian-kernel.sh" "$1")" && echo "$kdir")
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, prepares Debian's own 7.3 kernel
-# (image, modules, and a tree to build against: debian-7.3.sh), builds
+# (image, modules, and a tree to build against: debian-kernel.sh), builds
 # ib_umad_rs for it as users get it (the ib-umad-rs-dkms package, which
 # Debian's dkms builds), boots that kernel in the VM, loads the module next to
 # two soft-RoCE devices and shows unchanged libibumad exchanging a MAD

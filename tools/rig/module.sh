@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds ib_umad_rs.ko against a kernel build directory, from a copy of the
 # sources, and prints the .ko's path. For a Debian kernel's tree (in a
-# build root, from debian-7.3.sh) the build is the users' own command,
+# build root, from debian-kernel.sh) the build is the users' own command,
 # tools/build-for-debian.sh, run in that root.
 #   module.sh <kernel build dir> [make arguments, e.g. CLIPPY=1]
 set -euo pipefail

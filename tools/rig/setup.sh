@@ -13,7 +13,7 @@ packages=(
 	busybox-static qemu-system-x86 iproute2 rdma-core
 	# selftests: static libibumad, 32-bit compat build
 	libibumad-dev gcc gcc-multilib infiniband-diags
-	# Debian's 7.3 kernel: a trixie build root (debian-7.3.sh)
+	# Debian's 7.3 and 7.2 kernels: trixie and sid build roots (debian-kernel.sh)
 	debootstrap
 	# the benchmark's charts (bench-report.py)
 	python3-matplotlib

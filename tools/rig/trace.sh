@@ -7,7 +7,7 @@
 # system call single-stepped through QEMU's gdb stub by gdb (trace.py) from
 # its entry to its return to user space. Unlike the benchmark's figures,
 # these counts are exact, and say in which function the instructions go.
-#   trace.sh [iblo|rxe] [plain|debian]
+#   trace.sh [iblo|rxe] [plain|debian|sid]
 # (the device: ib_loopback, the default, or rxe; the kernel: the rig's plain
 # 6.12, the default, or Debian's 7.3, the benchmark's, with the module DKMS
 # built). Writes build/trace/<flavour>-<device>.jsonl (each call's folded
@@ -18,8 +18,8 @@ source "$(dirname "$0")/lib.sh"
 device=${1:-iblo}
 flavour=${2:-plain}
 case $flavour in
-plain | debian) ;;
-*) die "trace.sh: no kernel '$flavour' (plain or debian)" ;;
+plain | debian | sid) ;;
+*) die "trace.sh: no kernel '$flavour' (plain, debian or sid)" ;;
 esac
 out=$REPO_DIR/build/trace
 mkdir -p "$out"

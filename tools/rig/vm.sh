@@ -6,8 +6,9 @@
 #   vm.sh <flavour> bench            umad_bench against each driver
 #   vm.sh plain profile              the same under the host's perf
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
-# Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh) and
-# debian (Debian's own 7.3 image and modules, debian-7.3.sh).
+# Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh), debian
+# (trixie-backports' 7.3 image and modules) and sid (sid's 7.2), each
+# Debian's own (debian-kernel.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
 # RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_opensm.sh);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
@@ -23,7 +24,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|debian> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|debian|sid> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -33,17 +34,17 @@ drivers=${3:-c,rust}
 # boot that brings up fewer.
 RIG_CPUS=${RIG_CPUS:-2}
 
-if [ "$flavour" = debian ]; then
+if is_debian_flavour "$flavour"; then
 	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
 	# this boot and debian-package.sh.
-	RIG_DEBIAN_73=${RIG_DEBIAN_73:-$(bash "$RIG_DIR/debian-7.3.sh")}
-	export RIG_DEBIAN_73
-	eval "$RIG_DEBIAN_73"
+	answer=RIG_DEBIAN_$flavour
+	declare -x "$answer=${!answer:-$(bash "$RIG_DIR/debian-kernel.sh" "$flavour")}"
+	eval "${!answer}"
 	ksft=$kdir/tools/testing/selftests
-	progs=$RIG_CACHE/selftests-debian
+	progs=$RIG_CACHE/selftests-$flavour
 	# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built by
 	# Debian's dkms.
-	ko=$(bash "$RIG_DIR/debian-package.sh")
+	ko=$(bash "$RIG_DIR/debian-package.sh" "$flavour")
 else
 	kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
@@ -63,7 +64,7 @@ cp /bin/busybox "$stage/bin/busybox"
 tools="/sbin/ip /usr/bin/rdma"
 # Debian 12's kmod (modprobe, depmod) and systemd-modules-load, the host's, for
 # the guest's checks of which driver loads.
-[ "$flavour" != debian ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
+! is_debian_flavour "$flavour" || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
 [ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
 # Copies a program to dir in the stage, with the shared libraries it links
 # (from root first, where its packages are unpacked rather than installed).
@@ -93,7 +94,7 @@ cp "$RIG_DIR/guest/init" "$stage/init"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
-if [ "$flavour" = debian ]; then
+if is_debian_flavour "$flavour"; then
 	# Debian builds the IB core, rxe, veth and the C ib_umad as modules.
 	# The guest loads lib/modules/base/order first, each module after what
 	# it depends on; busybox insmod takes them decompressed.
@@ -182,7 +183,7 @@ ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
 case $flavour in
-plain | debian) pace=30 test_timeout=300 ;;
+plain | debian | sid) pace=30 test_timeout=300 ;;
 *) pace=90 test_timeout=600 ;;
 esac
 # A long soak or fuzz run by hand needs more (RIG_TEST_TIMEOUT, seconds).
@@ -231,13 +232,13 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_BENCH_GROUPS:-}" ] || cmdline+=" rig.bench_groups=$RIG_BENCH_GROUPS"
 [ -z "${RIG_TRACE_DEVICE:-}" ] || cmdline+=" rig.trace_device=$RIG_TRACE_DEVICE"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
-# counting, for the benchmark) needs them on one. So does Debian's kernel:
+# counting, for the benchmark) needs them on one. So do Debian's kernels:
 # it patches static branches at run time (JUMP_LABEL, which the rig's
 # kernels leave out), and under multi-threaded TCG another vCPU may run the
 # patch's transient int3 after the patch is done: "Oops: int3" in
 # sched_clock_cpu at boot, in one of two boots.
 case ${RIG_QEMU_EXTRA:-}-$flavour in
-*icount*-* | *-debian) tcg_threads=single ;;
+*icount*-* | *-debian | *-sid) tcg_threads=single ;;
 *) tcg_threads=multi ;;
 esac
 log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"

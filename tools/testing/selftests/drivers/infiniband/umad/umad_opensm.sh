@@ -26,7 +26,7 @@ OSM_DIR=/tmp/opensm
 # rig's time for the whole program, twice as long on its debug and race
 # kernels.
 case ${RIG_KERNEL:-plain} in
-plain | debian) UP_TIMEOUT=100 ;;
+plain | debian | sid) UP_TIMEOUT=100 ;;
 *) UP_TIMEOUT=200 ;;
 esac
 # The SM's port and the port the diags ask from: the two ends of a cable.
