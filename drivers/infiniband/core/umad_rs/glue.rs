@@ -18,6 +18,7 @@
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
 //! - `bug`: warnings.
 //! - `trace`: the C tracepoints, fired through the shim.
+//! - `uaccess`: a `u32` in user memory, in one access.
 //!
 //! `shim.c` holds out-of-line copies of the static inline helpers the glue
 //! calls, and nothing else.
@@ -36,3 +37,4 @@ pub(crate) mod slab;
 pub(crate) mod sysfs;
 pub(crate) mod task;
 pub(crate) mod trace;
+pub(crate) mod uaccess;

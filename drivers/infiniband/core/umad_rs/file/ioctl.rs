@@ -7,17 +7,14 @@
 use super::{Retired, UmadFile};
 use crate::port::notice;
 use crate::{
-    glue::{compat::user_slice, nospec::array_index_nospec},
+    glue::{compat::user_slice, nospec::array_index_nospec, uaccess},
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::{SlotId, MAX_AGENTS},
         uapi::{self, HdrLayout, Ioctl, RegReq, RegReq2},
     },
 };
-use core::{
-    mem::{offset_of, size_of},
-    sync::atomic::Ordering,
-};
+use core::{mem::offset_of, sync::atomic::Ordering};
 use kernel::prelude::*;
 
 /// A register ioctl's request, as far as the checks go. Each ioctl has its
@@ -51,11 +48,6 @@ trait AgentRequest: Sized {
 /// The `N` bytes of a register request at `arg`.
 fn request_bytes<const N: usize>(arg: usize) -> Result<[u8; N]> {
     user_slice(arg, N).reader().read()
-}
-
-/// Writes `value` at the user address `addr` (C's `put_user`).
-fn put_u32(addr: usize, value: u32) -> Result {
-    user_slice(addr, size_of::<u32>()).writer().write(&value)
 }
 
 /// REGISTER_AGENT's request, and whether the caller is a 32-bit process.
@@ -179,7 +171,7 @@ impl UmadFile {
                 uapi::REG_FLAGS_CAP
             );
             // Tell the caller what is supported.
-            put_u32(
+            uaccess::put_u32(
                 arg.wrapping_add(offset_of!(RegReq2, flags)),
                 uapi::REG_FLAGS_CAP,
             )?;
@@ -225,7 +217,7 @@ impl UmadFile {
                 self,
             )
         }?;
-        if let Err(e) = put_u32(arg, slot.id()) {
+        if let Err(e) = uaccess::put_u32(arg, slot.id()) {
             Retired::new(agent, state).unregister(&port_state);
             return Err(e);
         }
@@ -243,7 +235,7 @@ impl UmadFile {
 
     /// UNREGISTER_AGENT.
     fn unregister(&self, arg: usize) -> Result {
-        let id = user_slice(arg, size_of::<u32>()).reader().read()?;
+        let id = uaccess::get_u32(arg)?;
         let id = SlotId::new(id, array_index_nospec).ok_or(EINVAL)?;
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();

@@ -5,6 +5,7 @@
 #include <linux/poll.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
+#include <linux/uaccess.h>
 #include "shim.h"
 
 #define CREATE_TRACE_POINTS
@@ -175,4 +176,14 @@ bool ib_umad_rs_WARN_ON(bool cond)
 unsigned long ib_umad_rs_jiffies(void)
 {
 	return jiffies;
+}
+
+int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr)
+{
+	return get_user(*value, addr);
+}
+
+int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr)
+{
+	return put_user(value, addr);
 }

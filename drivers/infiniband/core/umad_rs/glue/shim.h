@@ -66,4 +66,7 @@ bool ib_umad_rs_WARN_ON(bool cond);
 
 unsigned long ib_umad_rs_jiffies(void);
 
+int ib_umad_rs_get_user_u32(u32 *value, const u32 __user *addr);
+int ib_umad_rs_put_user_u32(u32 value, u32 __user *addr);
+
 #endif

@@ -334,6 +334,40 @@ TEST_F(umad, an_id_that_cannot_be_returned_undoes_the_registration)
 	EXPECT_EQ(0U, id);
 }
 
+/*
+ * The id goes back with put_user, one store: an id that straddles the end
+ * of what the caller may write is written whole or not at all, never its
+ * first bytes alone. The registration is undone, as for any id that cannot
+ * be returned.
+ */
+TEST_F(umad, an_id_across_the_end_of_writable_memory_is_not_written_in_part)
+{
+	const struct ib_user_mad_reg_req2 req = {
+		.qpn = 1, .mgmt_class = VENDOR1_CLASS, .mgmt_class_version = 1,
+		.method_mask = { 1 << 1 },
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *pages, *at;
+	__u32 id = 0;
+	int ret;
+
+	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	/* The request's id (its first field): two bytes in each page. */
+	at = pages + page - 2;
+	memcpy(at, &req, sizeof(req));
+	memset(at, 0xaa, sizeof(__u32));
+	ASSERT_EQ(0, mprotect(pages + page, page, PROT_READ));
+	ret = ioctl(self->fd, IB_USER_MAD_REGISTER_AGENT2, at) ? -errno : 0;
+	EXPECT_EQ(-EFAULT, ret);
+	EXPECT_EQ(0xaa, at[0]);
+	EXPECT_EQ(0xaa, at[1]);
+	munmap(pages, 2 * page);
+	/* Slot 0 and method 1 are free again. */
+	ASSERT_EQ(0, reg2(self->fd, 1, VENDOR1_CLASS, 1, NULL, 0, 1, 0, &id));
+	EXPECT_EQ(0U, id);
+}
+
 TEST_F(umad, writes_need_a_header_a_mad_start_and_an_agent)
 {
 	char buf[OLD_HDR + 256] = { 0 };
