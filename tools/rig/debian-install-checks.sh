@@ -10,7 +10,8 @@
 #     sid: installing that source then builds; the ordinary install, where
 #       the package's Recommends brings it
 #     debian: Debian's rustc of another version, then dkms autoinstall
-#       with the kernel's; a kernel without Rust (trixie's own 6.12)
+#       with the kernel's; a kernel without Rust (trixie's own 6.12), then
+#       the headers of one with Rust
 # The cases that build (a minute or so each) are shared out.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -140,6 +141,10 @@ if [ "$flavour" = debian ]; then
 		in_case apt-get -q install -y "/$deb" || status=$?
 		check no_rust_kernel_skips "$status" "kernel $norust is not built with Rust (CONFIG_RUST)" \
 			"$norust" not-built
+		# The fix: a kernel with Rust; its headers' dkms hook builds.
+		status=0
+		in_case apt-get -q install -y --no-install-recommends "linux-headers-$krel" || status=$?
+		check no_rust_kernel_then_one_with_rust_builds "$status" "" "$krel" built
 	fi
 fi
 close_case
