@@ -157,10 +157,15 @@ selftests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
 # Static test programs, built once into the cache (make rebuilds what
 # changed) and copied in.
 # The rig's kernels share them, and test.sh boots two of those at once.
+# make goes by timestamps, which say nothing across checkouts sharing the
+# cache: the programs are kept only while their sources are the same.
 (
 	lock_dir "$progs"
+	key=$({ echo "$ksft"; cat "$selftests"/Makefile "$selftests"/*.[ch]; } | sha256sum | cut -c1-16)
+	[ "$(cat "$progs.key" 2>/dev/null)" = "$key" ] || rm -rf "$progs"
 	mkdir -p "$progs"
 	make -s -C "$selftests" KSFT_DIR="$ksft" OUTPUT="$progs"
+	echo "$key" > "$progs.key"
 	cp "$progs"/* "$stage/tests/"
 )
 install -m 755 "$selftests"/*.sh "$stage/tests/"

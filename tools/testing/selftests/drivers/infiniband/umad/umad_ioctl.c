@@ -352,7 +352,7 @@ TEST_F(umad, an_id_across_the_end_of_writable_memory_is_not_written_in_part)
 	int ret;
 
 	pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_TRUE(pages != MAP_FAILED);
 	/* The request's id (its first field): two bytes in each page. */
 	at = pages + page - 2;
 	memcpy(at, &req, sizeof(req));
