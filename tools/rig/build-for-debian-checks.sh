@@ -15,17 +15,14 @@ module_sources "$src"
 script=${src#"$root"}/tools/build-for-debian.sh
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 
-passed=0 failed=0
 expect() { # case, the sentence it must print, command in the root...
 	local name=$1 want=$2 out status=0
 	shift 2
 	out=$(in_build_root "$root" "$@" 2>&1) || status=$?
 	if [ $status -ne 0 ] && grep -qF -- "$want" <<<"$out"; then
-		echo "ok $name"
-		passed=$((passed + 1))
+		check_result "$name" ""
 	else
-		echo "not ok $name: exit status $status: $(tail -n1 <<<"$out")"
-		failed=$((failed + 1))
+		check_result "$name" "exit status $status: $(tail -n1 <<<"$out")"
 	fi
 }
 
@@ -51,27 +48,17 @@ expect load_needs_root "--load needs root" "${nobody[@]}" "$script" --load "$kre
 expect load_needs_the_running_kernel "--load: $krel is not the running kernel" "$script" --load "$krel"
 expect unknown_option "usage: build-for-debian.sh" "$script" --frobnicate
 
-check() { # case, what failed or nothing
-	if [ -z "$2" ]; then
-		echo "ok $1"
-		passed=$((passed + 1))
-	else
-		echo "not ok $1: $2"
-		failed=$((failed + 1))
-	fi
-}
 moddir=$root/lib/modules/$krel
 installed=updates/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
 conf=$root/etc/modprobe.d/ib_umad_rs.conf
 out=$(in_build_root "$root" "$script" --install "$krel" -- -s 2>&1) || true
-check install "$(ls "$moddir/$installed"* > /dev/null 2>&1 || echo "no $installed*: $(tail -n1 <<<"$out")"
+check_result install "$(ls "$moddir/$installed"* > /dev/null 2>&1 || echo "no $installed*: $(tail -n1 <<<"$out")"
 	grep -q "^$installed" "$moddir/modules.dep" || echo "depmod does not know it"
 	[ -e "$conf" ] || echo "no /etc/modprobe.d/ib_umad_rs.conf")"
 out=$(in_build_root "$root" make -s -C "${src#"$root"}" KDIR="${kdir#"$root"}" KERNELRELEASE="$krel" \
 	uninstall 2>&1) || true
-check uninstall "$(! ls "$moddir/$installed"* > /dev/null 2>&1 || echo "$installed* is still there: $out"
+check_result uninstall "$(! ls "$moddir/$installed"* > /dev/null 2>&1 || echo "$installed* is still there: $out"
 	! grep -q "^$installed" "$moddir/modules.dep" || echo "depmod still knows it"
 	[ ! -e "$conf" ] || echo "/etc/modprobe.d/ib_umad_rs.conf is still there")"
 
-echo "$passed passed, $failed failed"
-[ $failed -eq 0 ]
+check_summary

@@ -114,6 +114,23 @@ module_sources() { # dir
 		Kbuild Makefile drivers tools/build-for-debian.sh tools/modprobe.d "$1/")
 }
 
+# The rig's scripts of checks print a line per case, then "N passed, N
+# failed" (check_summary, whose status is 1 if any failed).
+checks_passed=0 checks_failed=0
+check_result() { # case, what failed or nothing
+	if [ -z "$2" ]; then
+		echo "ok $1"
+		checks_passed=$((checks_passed + 1))
+	else
+		echo "not ok $1: $2"
+		checks_failed=$((checks_failed + 1))
+	fi
+}
+check_summary() {
+	echo "$checks_passed passed, $checks_failed failed"
+	[ "$checks_failed" -eq 0 ]
+}
+
 # The rig's flavours that boot one of Debian's own kernels (debian-kernel.sh).
 is_debian_flavour() { # flavour
 	case $1 in debian | sid) return 0 ;; *) return 1 ;; esac

@@ -187,10 +187,11 @@ done
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
-case $flavour in
-plain | debian | sid) pace=30 test_timeout=300 ;;
-*) pace=90 test_timeout=600 ;;
-esac
+if [ "$flavour" = plain ] || is_debian_flavour "$flavour"; then
+	pace=30 test_timeout=300
+else
+	pace=90 test_timeout=600
+fi
 # A long soak or fuzz run by hand needs more (RIG_TEST_TIMEOUT, seconds).
 test_timeout=${RIG_TEST_TIMEOUT:-$test_timeout}
 case $mode in
@@ -238,14 +239,13 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_TRACE_DEVICE:-}" ] || cmdline+=" rig.trace_device=$RIG_TRACE_DEVICE"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
 # counting, for the benchmark) needs them on one. So do Debian's kernels:
-# it patches static branches at run time (JUMP_LABEL, which the rig's
+# they patch static branches at run time (JUMP_LABEL, which the rig's
 # kernels leave out), and under multi-threaded TCG another vCPU may run the
 # patch's transient int3 after the patch is done: "Oops: int3" in
 # sched_clock_cpu at boot, in one of two boots.
-case ${RIG_QEMU_EXTRA:-}-$flavour in
-*icount*-* | *-debian | *-sid) tcg_threads=single ;;
-*) tcg_threads=multi ;;
-esac
+tcg_threads=multi
+case ${RIG_QEMU_EXTRA:-} in *icount*) tcg_threads=single ;; esac
+! is_debian_flavour "$flavour" || tcg_threads=single
 log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"
 status=0
 timeout --foreground -k 10 "$VM_TIMEOUT" \
