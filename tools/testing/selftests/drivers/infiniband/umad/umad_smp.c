@@ -177,6 +177,7 @@ FIXTURE_SETUP(lo)
 	ASSERT_EQ(0, write_knob("drop_every_nth", 0));
 	ASSERT_EQ(0, write_knob("drop_next", 0));
 	ASSERT_EQ(0, write_knob("delay_ms", 0));
+	ASSERT_EQ(0, write_knob("notify_delay_ms", 0));
 	ASSERT_EQ(0, umad_init());
 	for (int i = 0; i < NPORTS; i++) {
 		char ca[UMAD_CA_NAME_LEN];
@@ -724,6 +725,36 @@ TEST_F(lo, device_removal_and_unload_with_mads_on_the_wire)
 		ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad,
 				       MAD_SIZE, 0, 0));
 	}
+}
+
+/*
+ * ib_free_cq() cancels the CQ's work before the driver's destroy_cq, so a
+ * driver must have told the consumer of every completion of a QP before its
+ * destroy_qp returns; a completion handler called later queues the work of
+ * a CQ about to be freed. Here the worker tells the MAD CQ of iblo1's port 1
+ * a second late, and iblo1 goes in that second (port 1: the MAD layer closes
+ * ports in order, and a later port's CQ would wait out the delay in
+ * ib_loopback's destroy_cq). A debug kernel (KASAN) reports the use after
+ * free if ib_loopback's destroy_qp does not wait for the handler.
+ */
+TEST_F(lo, device_removal_while_a_receive_completion_is_being_signalled)
+{
+	long delivered = stat_of("delivered");
+	int client, server, waited_ms = 0;
+
+	gsi_pair(_metadata, self, 0, 2, &client, &server);
+	ASSERT_EQ(0, write_knob("notify_delay_ms", 1000));
+	new_mad(self, VENDOR_CLASS, METHOD_GET, 0x10, self->p[2].lid, 1);
+	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 0, 0));
+	/* The send completion is told after a second, then it is delivered. */
+	while (stat_of("delivered") == delivered && waited_ms < 5000) {
+		usleep(10000);
+		waited_ms += 10;
+	}
+	ASSERT_EQ(delivered + 1, stat_of("delivered"));
+	ASSERT_EQ(0, write_file("remove_device", "iblo1"));
+	EXPECT_NE(0, access(SYS_IB_CLASS "/iblo1", F_OK));
+	EXPECT_EQ(0, write_knob("notify_delay_ms", 0));
 }
 
 /*

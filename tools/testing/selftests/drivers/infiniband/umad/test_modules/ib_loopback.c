@@ -41,6 +41,8 @@
  *                  (0: off)
  *  drop_next       K: drop the next K packets sent
  *  delay_ms        delay each delivery by that many milliseconds
+ *  notify_delay_ms the worker waits that many milliseconds before it calls
+ *                  a completion handler (a consumer told late)
  *  log_packets     1: log every packet's fate (MAD class, method, TID,
  *                  RMPP type and segment) to the kernel log
  *  add_device      write a port count (1-128; 0: the nports parameter) to
@@ -54,6 +56,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/idr.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
@@ -244,7 +247,10 @@ struct lo_pkt {
 static DEFINE_SPINLOCK(lo_lock);
 /* Device add and remove. */
 static DEFINE_MUTEX(lo_dev_mutex);
-/* Held while the worker calls completion handlers; destroy_cq waits on it. */
+/*
+ * Held by the worker from a completion it queues to the call of the CQ's
+ * handler; destroy_qp waits on it (lo_destroy_qp()).
+ */
 static DEFINE_MUTEX(lo_notify_mutex);
 
 static struct lo_dev *lo_devs[LO_MAX_DEVS];
@@ -261,6 +267,7 @@ static u32 lo_drop_nth;
 static u32 lo_drop_count;
 static u32 lo_drop_next;
 static u32 lo_delay_ms;
+static u32 lo_notify_delay_ms;
 static u32 lo_log_packets;
 static u64 lo_stat_tx, lo_stat_delivered, lo_stat_dropped, lo_stat_lost;
 
@@ -413,12 +420,7 @@ static int lo_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct lo_cq *cq = to_lcq(ibcq);
 
-	/*
-	 * No QP uses the CQ any more, so no new completion can come; wait
-	 * for the worker to be done with the handler it may be calling.
-	 */
-	mutex_lock(&lo_notify_mutex);
-	mutex_unlock(&lo_notify_mutex);
+	/* No QP uses it, and the worker owes it nothing (lo_destroy_qp()). */
 	kvfree(cq->ring);
 	return 0;
 }
@@ -878,6 +880,14 @@ static int lo_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	lo_cq_purge(to_lcq(ibqp->send_cq), ibqp);
 	if (ibqp->recv_cq != ibqp->send_cq)
 		lo_cq_purge(to_lcq(ibqp->recv_cq), ibqp);
+	/*
+	 * The worker may still owe a CQ of qp the call of its handler for a
+	 * completion queued before the unlink. Wait for it: ib_free_cq()
+	 * cancels the CQ's work before it calls destroy_cq, so a handler
+	 * called after that would queue the work of a CQ about to be freed.
+	 */
+	mutex_lock(&lo_notify_mutex);
+	mutex_unlock(&lo_notify_mutex);
 	if (ibqp->qp_type == IB_QPT_UD)
 		ida_free(&ldev->qpn_ida, ibqp->qp_num);
 	kvfree(qp->rq);
@@ -1298,12 +1308,14 @@ static bool lo_transmit(struct lo_pkt *pkt, struct lo_cq **notify)
 
 static void lo_process(void)
 {
-	mutex_lock(&lo_notify_mutex);
 	for (;;) {
 		struct lo_cq *notify[2] = {};
 		struct lo_pkt *pkt, *done = NULL;
+		u32 notify_delay_ms;
 		unsigned long flags;
 
+		/* Per packet: destroy_qp waits for one at most. */
+		mutex_lock(&lo_notify_mutex);
 		spin_lock_irqsave(&lo_lock, flags);
 		pkt = list_first_entry_or_null(&lo_tx_list, struct lo_pkt, node);
 		if (pkt) {
@@ -1315,12 +1327,14 @@ static void lo_process(void)
 						       struct lo_pkt, node);
 			if (!pkt) {
 				spin_unlock_irqrestore(&lo_lock, flags);
+				mutex_unlock(&lo_notify_mutex);
 				break;
 			}
 			if (time_before(jiffies, pkt->due)) {
 				mod_delayed_work(lo_wq, &lo_rx_work,
 						 pkt->due - jiffies);
 				spin_unlock_irqrestore(&lo_lock, flags);
+				mutex_unlock(&lo_notify_mutex);
 				break;
 			}
 			list_del(&pkt->node);
@@ -1333,15 +1347,18 @@ static void lo_process(void)
 			}
 			done = pkt;
 		}
+		notify_delay_ms = lo_notify_delay_ms;
 		spin_unlock_irqrestore(&lo_lock, flags);
 		kfree(done);
+		if ((notify[0] || notify[1]) && notify_delay_ms)
+			msleep(notify_delay_ms);
 		if (notify[0])
 			lo_cq_notify(notify[0]);
 		if (notify[1])
 			lo_cq_notify(notify[1]);
+		mutex_unlock(&lo_notify_mutex);
 		cond_resched();
 	}
-	mutex_unlock(&lo_notify_mutex);
 }
 
 static void lo_tx_work_fn(struct work_struct *work)
@@ -2047,7 +2064,9 @@ static int lo_knob_set(void *data, u64 val)
 {
 	unsigned long flags;
 
-	if (val > U32_MAX || (data == &lo_delay_ms && val > LO_MAX_DELAY_MS))
+	if (val > U32_MAX ||
+	    ((data == &lo_delay_ms || data == &lo_notify_delay_ms) &&
+	     val > LO_MAX_DELAY_MS))
 		return -EINVAL;
 	spin_lock_irqsave(&lo_lock, flags);
 	*(u32 *)data = val;
@@ -2153,6 +2172,8 @@ static void lo_debugfs_init(void)
 				   &lo_drop_next, &lo_knob_fops);
 	debugfs_create_file_unsafe("delay_ms", 0600, lo_debugfs,
 				   &lo_delay_ms, &lo_knob_fops);
+	debugfs_create_file_unsafe("notify_delay_ms", 0600, lo_debugfs,
+				   &lo_notify_delay_ms, &lo_knob_fops);
 	debugfs_create_file_unsafe("log_packets", 0600, lo_debugfs,
 				   &lo_log_packets, &lo_knob_fops);
 	debugfs_create_file("add_device", 0200, lo_debugfs, NULL,
