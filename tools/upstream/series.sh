@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Turns the tree, as it is, into a git format-patch series against Debian's
+# linux-source-7.3 (tools/upstream/series says what goes in, in order), and
+# checks every patch in turn on the pristine tree: it applies with git am,
+# and scripts/checkpatch.pl --strict has nothing to say.
+#   series.sh            write the series to build/upstream/series/
+#   series.sh --check    the same, then check each patch
+# Ends with "N passed, N failed" (one check per patch) under --check.
+# Nothing in the series is edited by hand: the module's sources, the
+# selftests and patches/ are the one source of it.
+set -euo pipefail
+source "$(dirname "$0")/../rig/lib.sh"
+
+check=
+case ${1:-} in
+--check) check=1 ;;
+'') ;;
+*) die "usage: series.sh [--check]" ;;
+esac
+
+here=$REPO_DIR/tools/upstream
+out=$REPO_DIR/build/upstream/series
+author="$(git -C "$REPO_DIR" log -1 --format='%an <%ae>')"
+
+# The base: linux-source-7.3 from the debian flavour's root, as Debian
+# ships it, in one commit. Debian's top-level .gitignore ignores every
+# top-level path (its packaging's), hence add -f; nothing is ever built
+# inside these trees (O=).
+eval "$(bash "$RIG_DIR/debian-kernel.sh" debian)"
+tarball=$root/usr/src/linux-source-7.3.tar.xz
+[ -e "$tarball" ] || die "no $tarball in the debian flavour's root"
+key=$(sha256sum "$tarball" | cut -c1-16)
+base=$RIG_CACHE/upstream/base-$key
+lock_dir "$base"
+if [ ! -e "$base/.rig-done" ]; then
+	log "making the base tree from $(basename "$tarball") (once per tarball)"
+	rm -rf "$base"
+	mkdir -p "$base"
+	tar -C "$base" -xJf "$tarball"
+	git -C "$base/linux-source-7.3" init -q
+	git -C "$base/linux-source-7.3" add -A -f
+	GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z \
+		git -C "$base/linux-source-7.3" -c user.name=base -c user.email=base@localhost \
+		commit -q -m "Linux $(sed -n 's/^VERSION = //p' "$base/linux-source-7.3/Makefile").$(
+			sed -n 's/^PATCHLEVEL = //p' "$base/linux-source-7.3/Makefile").$(
+			sed -n 's/^SUBLEVEL = //p' "$base/linux-source-7.3/Makefile") (Debian linux-source-7.3)"
+	touch "$base/.rig-done"
+	for old in "$RIG_CACHE"/upstream/base-*; do
+		[ "$old" = "$base" ] || [ "${old%.lock}" != "$old" ] || rm -rf "$old"
+	done
+fi
+base=$base/linux-source-7.3
+
+# The series is made in a work tree that shares the base's objects.
+work=$RIG_CACHE/upstream/work
+if [ ! -d "$work/.git" ] || [ "$(git -C "$work" config rig.base)" != "$base" ]; then
+	rm -rf "$work"
+	git clone -q --shared --no-checkout "$base" "$work"
+	git -C "$work" config rig.base "$base"
+fi
+git_work() { git -C "$work" -c "user.name=${author% <*}" -c "user.email=$(sed 's/.*<\(.*\)>/\1/' <<<"$author")" "$@"; }
+git_work checkout -q -f -B series "$(git -C "$base" rev-parse HEAD)"
+git_work clean -q -fdx
+
+core=drivers/infiniband/core
+# The driver: the module's directory, hooked into the IB Kconfig and
+# Makefile as Kconfig at the top of this tree describes, and its
+# documentation.
+gen_driver() {
+	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
+		--exclude ib_umad_rs_bindings.rs --exclude modules.order --exclude Module.symvers \
+		"$REPO_DIR/$core/umad_rs/" "$work/$core/umad_rs/"
+	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"
+	sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
+		"$work/drivers/infiniband/Kconfig"
+	grep -q 'umad_rs/Kconfig' "$work/drivers/infiniband/Kconfig" ||
+		die "drivers/infiniband/Kconfig has no INFINIBAND_USER_ACCESS to put the option before"
+	# The driver's part of the documentation: everything before the rig.
+	sed -n '/^The test rig$/q;p' "$REPO_DIR/Documentation/ib_umad_rs.rst" |
+		sed -e '$ { /^$/d }' > "$work/Documentation/infiniband/ib_umad_rs.rst"
+	sed -i '/^   user_mad$/a \   ib_umad_rs' "$work/Documentation/infiniband/index.rst"
+	grep -q '^   ib_umad_rs$' "$work/Documentation/infiniband/index.rst" ||
+		die "Documentation/infiniband/index.rst has no user_mad entry"
+	python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.entry"
+}
+
+# The selftests, where tools/testing/selftests takes them.
+gen_selftests() {
+	local dir=tools/testing/selftests/drivers/infiniband/umad
+	mkdir -p "$work/$dir"
+	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
+		--exclude modules.order --exclude Module.symvers \
+		"$REPO_DIR/$dir/" "$work/$dir/"
+	sed -i '/^TARGETS += drivers\/net\/bonding$/i TARGETS += drivers/infiniband/umad' \
+		"$work/tools/testing/selftests/Makefile"
+	grep -q '^TARGETS += drivers/infiniband/umad$' "$work/tools/testing/selftests/Makefile" ||
+		die "tools/testing/selftests/Makefile has no drivers/net/bonding target to put ours before"
+}
+
+# The same date on every generated commit: an unchanged tree gives the
+# same series.
+export GIT_AUTHOR_DATE=2026-11-27T00:00:00Z GIT_COMMITTER_DATE=2026-11-27T00:00:00Z
+while read -r kind name; do
+	case $kind in
+	'#'* | '') continue ;;
+	patch)
+		git_work am -q --committer-date-is-author-date "$here/patches/$name" ||
+			die "patches/$name does not apply"
+		;;
+	gen)
+		"gen_$name"
+		git_work add -A -f
+		git_work commit -q -F "$here/messages/$name"
+		;;
+	*) die "series: unknown kind '$kind'" ;;
+	esac
+done < "$here/series"
+
+rm -rf "$out"
+mkdir -p "$out"
+git_work format-patch -q --zero-commit --no-signature -o "$out" "$(git -C "$base" rev-parse HEAD)..series"
+count=$(ls "$out" | wc -l)
+git_work diff --shortstat "$(git -C "$base" rev-parse HEAD)" series |
+	sed "s/^ */$count patches: /" >&2
+[ -n "$check" ] || exit 0
+
+# Each patch in turn on the pristine tree: git am, then checkpatch.
+git_work checkout -q -f -B check "$(git -C "$base" rev-parse HEAD)"
+for patch in "$out"/*.patch; do
+	name=$(basename "$patch" .patch)
+	why=
+	if ! git_work am -q "$patch" > /dev/null 2>&1; then
+		git_work am --abort > /dev/null 2>&1 || true
+		check_result "series:$name" "git am failed"
+		continue
+	fi
+	if ! report=$(cd "$work" && ./scripts/checkpatch.pl --strict --quiet --no-summary \
+		--show-types "$patch" 2>&1); then
+		why="checkpatch: $(grep -cE '^(ERROR|WARNING|CHECK):' <<<"$report") reports"
+		printf '%s\n' "$report" > "$out/../$name.checkpatch"
+	fi
+	check_result "series:$name" "$why"
+done
+check_summary
