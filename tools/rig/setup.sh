@@ -17,6 +17,8 @@ packages=(
 	debootstrap
 	# the benchmark's charts (bench-report.py)
 	python3-matplotlib
+	# the patch series' checks: checkpatch.pl's SPDX check (spdxcheck.py)
+	python3-ply python3-git
 )
 
 missing=()

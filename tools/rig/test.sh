@@ -79,6 +79,13 @@ for flavour in debian sid; do
 	count "install checks ($flavour)" "$out" 1 "${PIPESTATUS[0]}"
 done
 
+log "the patch series for 7.3, generated from the tree: each patch through git am and checkpatch --strict"
+bash "$REPO_DIR/tools/upstream/series.sh" --check 2>&1 | tee "$out"
+count "patch series" "$out" 1 "${PIPESTATUS[0]}"
+log "the kernel with the whole series, in the debian root: built with clippy, rustfmtcheck, rustdoc"
+bash "$REPO_DIR/tools/upstream/build.sh" 2>&1 | tee "$out"
+count "series kernel" "$out" 1 "${PIPESTATUS[0]}"
+
 for flavour in debian sid race; do
 	log "differential suite on the $flavour kernel"
 	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"

@@ -53,6 +53,8 @@ base=$base/linux-source-7.3
 
 # The series is made in a work tree that shares the base's objects.
 work=$RIG_CACHE/upstream/work
+# build.sh builds from it: one at a time.
+lock_dir "$work"
 if [ ! -d "$work/.git" ] || [ "$(git -C "$work" config rig.base)" != "$base" ]; then
 	rm -rf "$work"
 	git clone -q --shared --no-checkout "$base" "$work"
@@ -95,6 +97,8 @@ gen_selftests() {
 		"$work/tools/testing/selftests/Makefile"
 	grep -q '^TARGETS += drivers/infiniband/umad$' "$work/tools/testing/selftests/Makefile" ||
 		die "tools/testing/selftests/Makefile has no drivers/net/bonding target to put ours before"
+	sed -i "\\|^F:\t$core/umad_rs/\$|a F:\t$dir/" "$work/MAINTAINERS"
+	grep -q "^F:	$dir/\$" "$work/MAINTAINERS" || die "MAINTAINERS has no entry for the driver"
 }
 
 # The same date on every generated commit: an unchanged tree gives the
@@ -110,7 +114,7 @@ while read -r kind name; do
 	gen)
 		"gen_$name"
 		git_work add -A -f
-		git_work commit -q -F "$here/messages/$name"
+		git_work commit -q -s -F "$here/messages/$name"
 		;;
 	*) die "series: unknown kind '$kind'" ;;
 	esac
@@ -134,7 +138,8 @@ for patch in "$out"/*.patch; do
 		check_result "series:$name" "git am failed"
 		continue
 	fi
-	if ! report=$(cd "$work" && ./scripts/checkpatch.pl --strict --quiet --no-summary \
+	# Debian's python3 first: spdxcheck.py needs its ply.
+	if ! report=$(cd "$work" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
 		--show-types "$patch" 2>&1); then
 		why="checkpatch: $(grep -cE '^(ERROR|WARNING|CHECK):' <<<"$report") reports"
 		printf '%s\n' "$report" > "$out/../$name.checkpatch"

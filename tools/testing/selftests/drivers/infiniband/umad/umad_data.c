@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -62,7 +63,8 @@ static int reg(struct end *e, int class, int method, int rmpp, bool old_abi)
 		};
 
 		if (method >= 0)
-			req.method_mask[method / (8 * sizeof(long))] |= 1UL << (method % (8 * sizeof(long)));
+			req.method_mask[method / (8 * sizeof(long))] |=
+				1UL << (method % (8 * sizeof(long)));
 		if (ioctl(e->fd, IB_USER_MAD_REGISTER_AGENT, &req))
 			return -errno;
 		e->agent = req.id;
@@ -158,7 +160,7 @@ FIXTURE_TEARDOWN(data)
 }
 
 /* The server reads the client's GET; returns its TID as received. */
-static __u64 serve_request(struct __test_metadata *_metadata, FIXTURE_DATA(data) *self)
+static __u64 serve_request(struct __test_metadata *_metadata, struct _test_data_data *self)
 {
 	struct ib_user_mad *umad = (void *)self->buf;
 	ssize_t n = recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000);
@@ -249,8 +251,10 @@ TEST_F(data, a_duplicate_outstanding_tid_is_refused)
 	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 300, 0));
 }
 
-/* Long enough that none times out however slow the guest: they are to
- * stay outstanding. */
+/*
+ * Long enough that none times out however slow the guest: they are to
+ * stay outstanding.
+ */
 #define OUTSTANDING_MS 120000
 
 /* With hundreds outstanding (the table grows), the rule still holds. */
@@ -262,16 +266,19 @@ TEST_F(data, the_duplicate_check_holds_with_hundreds_outstanding)
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	for (__u64 tid = 1; tid <= 600; tid++) {
 		mad_header(mad, VENDOR1_CLASS, GET, tid);
-		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
+		ASSERT_EQ(NEW_HDR + MAD,
+			  send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
 			TH_LOG("TID %llu", (unsigned long long)tid);
 	}
 	for (__u64 tid = 1; tid <= 600; tid += 37) {
 		mad_header(mad, VENDOR1_CLASS, GET, tid);
-		EXPECT_EQ(-EINVAL, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
+		EXPECT_EQ(-EINVAL,
+			  send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0))
 			TH_LOG("TID %llu", (unsigned long long)tid);
 	}
 	mad_header(mad, VENDOR1_CLASS, GET, 601);
-	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0));
+	EXPECT_EQ(NEW_HDR + MAD,
+		  send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0));
 	/* Closing with them all outstanding is the fixture's teardown. */
 }
 
@@ -302,7 +309,7 @@ TEST_F(data, writes_too_short_for_the_class_header_are_refused)
 }
 
 /* The server answers with an RMPP response of len data bytes. */
-static void rmpp_response(struct __test_metadata *_metadata, FIXTURE_DATA(data) *self,
+static void rmpp_response(struct __test_metadata *_metadata, struct _test_data_data *self,
 			  __u64 tid, size_t len)
 {
 	static __u8 mad[40 + 64 * 1024];
@@ -331,7 +338,8 @@ TEST_F(data, kernel_rmpp_responses_are_reassembled)
 		ssize_t n;
 
 		mad_header(mad, VENDOR2_CLASS, GET, 100 + s);
-		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 5000, 0));
+		ASSERT_EQ(NEW_HDR + MAD,
+			  send_to(&self->client, self->server.gid, mad, MAD, 5000, 0));
 		tid = serve_request(_metadata, self);
 		rmpp_response(_metadata, self, tid, len);
 		if (segments[s] > 1) {
@@ -347,7 +355,8 @@ TEST_F(data, kernel_rmpp_responses_are_reassembled)
 		EXPECT_EQ(tid, mad_tid(self->buf + NEW_HDR));
 		for (size_t i = 0; i < len; i++)
 			if (self->buf[NEW_HDR + 40 + i] != (__u8)(i * 7 + i / RMPP_DATA)) {
-				EXPECT_EQ((__u8)(i * 7 + i / RMPP_DATA), self->buf[NEW_HDR + 40 + i])
+				EXPECT_EQ((__u8)(i * 7 + i / RMPP_DATA),
+					  self->buf[NEW_HDR + 40 + i])
 					TH_LOG("%d segments: byte %zu", segments[s], i);
 				break;
 			}
@@ -420,7 +429,8 @@ TEST_F(data, user_rmpp_segments_pass_through_verbatim)
 			TH_LOG("segment %d", seg);
 	}
 	for (int seg = 1; seg <= 2; seg++) {
-		ASSERT_EQ(NEW_HDR + MAD, recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000))
+		ASSERT_EQ(NEW_HDR + MAD,
+			  recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000))
 			TH_LOG("segment %d", seg);
 		EXPECT_EQ(1, self->buf[NEW_HDR + 24]);
 		EXPECT_EQ(1, self->buf[NEW_HDR + 25]);
@@ -536,7 +546,7 @@ TEST_F(data, a_read_blocked_before_register_agent2_gets_the_64_byte_header)
 #define PER_WRITER 25
 
 struct shared_fd {
-	FIXTURE_DATA(data) *self;
+	struct _test_data_data *self;
 	int writer;
 	int failed;
 };
@@ -548,7 +558,8 @@ static void *write_requests(void *arg)
 
 	for (int i = 0; i < PER_WRITER; i++) {
 		mad_header(mad, VENDOR1_CLASS, GET, w->writer * 1000 + i);
-		if (send_to(&w->self->client, w->self->server.gid, mad, MAD, 5000, 0) != NEW_HDR + MAD)
+		if (send_to(&w->self->client, w->self->server.gid, mad, MAD, 5000, 0) !=
+		    NEW_HDR + MAD)
 			w->failed++;
 	}
 	return NULL;
@@ -566,7 +577,8 @@ static void *answer_requests(void *arg)
 			break;
 		}
 		buf[NEW_HDR + 3] = GET_RESP;
-		if (send_to(&s->self->server, s->self->client.gid, buf + NEW_HDR, MAD, 0, 0) != NEW_HDR + MAD)
+		if (send_to(&s->self->server, s->self->client.gid, buf + NEW_HDR, MAD, 0, 0) !=
+		    NEW_HDR + MAD)
 			s->failed++;
 	}
 	return NULL;
@@ -595,7 +607,8 @@ TEST_F(data, threads_share_one_file)
 		tid = mad_tid(buf + NEW_HDR) & 0xffffffff;
 		ASSERT_LT(tid / 1000, (__u64)WRITERS);
 		ASSERT_LT(tid % 1000, (__u64)PER_WRITER);
-		EXPECT_FALSE(seen[tid / 1000][tid % 1000]) TH_LOG("tid %llu twice", (unsigned long long)tid);
+		EXPECT_FALSE(seen[tid / 1000][tid % 1000])
+			TH_LOG("tid %llu twice", (unsigned long long)tid);
 		seen[tid / 1000][tid % 1000] = true;
 	}
 	for (int w = 0; w < WRITERS; w++) {
@@ -613,13 +626,15 @@ struct failing_reader {
 	int fd;
 	void *unwritable;
 	int pause_us;
-	volatile bool stop;
+	atomic_bool stop;
 	int unexpected; /* an errno other than EFAULT or EAGAIN */
 };
 
-/* Reads into a bad buffer until told to stop: each read takes the head of
+/*
+ * Reads into a bad buffer until told to stop: each read takes the head of
  * the queue and, failing to copy it, puts it back. It pauses pause_us
- * between reads, as a reader retrying with a bigger buffer would. */
+ * between reads, as a reader retrying with a bigger buffer would.
+ */
 static void *read_badly(void *arg)
 {
 	struct failing_reader *r = arg;
@@ -662,17 +677,21 @@ TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 	for (sent = 1; sent <= SHARED_READS; sent++) {
 		mad_header(mad, VENDOR1_CLASS, GET, sent);
 		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
-		/* At most SHARED_WINDOW on their way: a burst overflows the
+		/*
+		 * At most SHARED_WINDOW on their way: a burst overflows the
 		 * receive queue of rxe's QP1 under load, and what the wire
-		 * loses is not what this test is about. */
+		 * loses is not what this test is about.
+		 */
 		do {
 			while (read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
 				got++;
 		} while (sent - got >= SHARED_WINDOW && elapsed_ms(&start) < 60000 &&
 			 poll(&p, 1, 100) >= 0);
 	}
-	/* Short polls, retried: a poll that sleeps through a put-back MAD (the
-	 * next test) is not what this one is about. */
+	/*
+	 * Short polls, retried: a poll that sleeps through a put-back MAD (the
+	 * next test) is not what this one is about.
+	 */
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (got < SHARED_READS && elapsed_ms(&start) < 60000) {
 		ssize_t n;
@@ -689,9 +708,11 @@ TEST_F_TIMEOUT(data, a_failing_reader_sharing_the_file_loses_nothing, 120)
 	bad.stop = true;
 	pthread_join(thread, NULL);
 	munmap(bad.unwritable, 4096);
-	/* What the failing reader kept the other from in time (C's put-back
+	/*
+	 * What the failing reader kept the other from in time (C's put-back
 	 * wakes no one, and under a slow guest that can be many MADs) must
-	 * still be there: slow is not lost. */
+	 * still be there: slow is not lost.
+	 */
 	while (got < SHARED_READS && poll(&p, 1, 1000) == 1 &&
 	       read(self->server.fd, buf, sizeof(buf)) == NEW_HDR + MAD)
 		got++;
@@ -818,7 +839,8 @@ TEST_F(data, close_with_sends_outstanding)
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	for (int i = 0; i < 50; i++) {
 		mad_header(mad, VENDOR1_CLASS, GET, 0x1000 + i);
-		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 10000, 3));
+		ASSERT_EQ(NEW_HDR + MAD,
+			  send_to(&self->client, self->server.gid, mad, MAD, 10000, 3));
 	}
 	EXPECT_EQ(0, close(self->client.fd));
 	self->client.fd = open_end(&self->client, "rxe0") ? -1 : self->client.fd;

@@ -71,8 +71,10 @@ static bool failure_injected(void)
 	return atoi(buf) == 0;
 }
 
-/* Whether a /proc/kallsyms line is a function of module (NULL: the kernel
- * proper), and its address and name. */
+/*
+ * Whether a /proc/kallsyms line is a function of module (NULL: the kernel
+ * proper), and its address and name.
+ */
 static bool function_of(const char *line, const char *module, unsigned long *addr,
 			char *sym)
 {
@@ -84,9 +86,11 @@ static bool function_of(const char *line, const char *module, unsigned long *add
 	return module ? n == 4 && !strcmp(mod, module) : n == 3;
 }
 
-/* The address range of the function of module (NULL: the kernel proper)
+/*
+ * The address range of the function of module (NULL: the kernel proper)
  * whose name contains name, from /proc/kallsyms: its address up to the next
- * function's. */
+ * function's.
+ */
 static int function_range(const char *module, const char *name, unsigned long *start,
 			  unsigned long *end)
 {
@@ -267,7 +271,8 @@ TEST_F(faults, register_fails_cleanly_at_every_allocation)
 		if (id >= 0) {
 			ASSERT_EQ(0, ioctl(self->fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
 		} else {
-			EXPECT_EQ(-ENOMEM, id) TH_LOG("allocation %d", n);
+			EXPECT_EQ(-ENOMEM, id)
+				TH_LOG("allocation %d", n);
 		}
 		/* The file registers again, in the lowest slot. */
 		id = reg(self->fd);
@@ -295,8 +300,10 @@ TEST_F(faults, write_fails_cleanly_at_every_allocation)
 			break;
 		}
 		fail_nth(0);
-		/* The address handle's errno passes through from the device:
-		 * soft-RoCE resolves it with allocations of its own. */
+		/*
+		 * The address handle's errno passes through from the device:
+		 * soft-RoCE resolves it with allocations of its own.
+		 */
 		if (!ret)
 			continue;
 		EXPECT_TRUE(ret == -ENOMEM || ret == -EINVAL || ret == -EAGAIN)
@@ -327,9 +334,9 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 	int server, agent, i;
 	struct pollfd pfd;
 
-	ASSERT_TRUE(module != NULL);
+	ASSERT_NE(NULL, module);
 	handler = recv_handler_of(module);
-	ASSERT_TRUE(handler != NULL);
+	ASSERT_NE(NULL, handler);
 	if (access(FAILSLAB "require-start", W_OK))
 		SKIP(return, "no fault-injection stack filter on this kernel");
 	ASSERT_EQ(0, function_range(module, handler, &start, &end))
@@ -482,8 +489,10 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 	ASSERT_LT(0, n_umad);
 	ASSERT_EQ(0, write_attr(FAILSLAB "ignore-gfp-wait", "N"));
 	ASSERT_EQ(0, write_attr(FAILSLAB "verbose", "0"));
-	/* With the stack filter: only the driver's init (and the device adds
-	 * it makes), not the module loader's own allocations before it. */
+	/*
+	 * With the stack filter: only the driver's init (and the device adds
+	 * it makes), not the module loader's own allocations before it.
+	 */
 	if (!access(FAILSLAB "reject-start", W_OK)) {
 		ASSERT_EQ(0, function_range(NULL, "do_init_module", &start, &end));
 		ASSERT_EQ(0, fail_range("require", start, end));
@@ -514,8 +523,10 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 	}
 	ASSERT_GT(MAX_NTH_LOAD, n) TH_LOG("the load never got through");
 	EXPECT_LT(1, n);
-	/* The load that got through gave every port its nodes, numbered as
-	 * before. */
+	/*
+	 * The load that got through gave every port its nodes, numbered as
+	 * before.
+	 */
 	ASSERT_EQ(n_umad, list_mad_nodes("umad", umad_after, MAX_NODES));
 	ASSERT_EQ(n_issm, list_mad_nodes("issm", issm_after, MAX_NODES));
 	EXPECT_TRUE(same_nodes(_metadata, umad_before, umad_after, n_umad));

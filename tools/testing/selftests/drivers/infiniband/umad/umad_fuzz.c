@@ -50,10 +50,12 @@ static unsigned int below(struct fuzzer *f, unsigned int n)
 	return next(f) % n;
 }
 
-/* Errnos umad's operations give, on good or bad input, on a device that
+/*
+ * Errnos umad's operations give, on good or bad input, on a device that
  * is there or gone, passing through the MAD layer's (EPROTONOSUPPORT for
  * an RMPP version it does not know) and the IB core's address resolution
- * for RoCE (ENODATA for a GID index with no GID, the network's errnos). */
+ * for RoCE (ENODATA for a GID index with no GID, the network's errnos).
+ */
 static void check(struct fuzzer *f, const char *op, long ret)
 {
 	static const int allowed[] = {
@@ -103,8 +105,8 @@ static void fuzz_close(struct fuzzer *f)
 
 static void fuzz_read(struct fuzzer *f)
 {
-	int fd = *random_fd(f);
 	static __thread __u8 buf[BUF];
+	int fd = *random_fd(f);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (fd < 0)
@@ -117,8 +119,10 @@ static void fuzz_read(struct fuzzer *f)
 
 static void fuzz_write(struct fuzzer *f)
 {
-	int fd = *random_fd(f);
 	static __thread __u8 buf[BUF];
+	static const __u8 classes[] = { 0x0a, 0x0b, 0x03, 0x04, 0x30, 0x81, 0x01 };
+	static const __u8 methods[] = { 0x01, 0x81, 0x02, 0x06, 0x07 };
+	int fd = *random_fd(f);
 	struct ib_user_mad *umad = (void *)buf;
 	size_t len = below(f, 4) ? 64 + 256 : below(f, BUF);
 	__u8 *mad = buf + 64;
@@ -140,9 +144,9 @@ static void fuzz_write(struct fuzzer *f)
 		umad->hdr.hop_limit = 64;
 		memcpy(umad->hdr.gid, f->gids[below(f, 2)], 16);
 		mad[0] = 1;
-		mad[1] = (const __u8[]){ 0x0a, 0x0b, 0x03, 0x04, 0x30, 0x81, 0x01 }[below(f, 7)];
+		mad[1] = classes[below(f, ARRAY_SIZE(classes))];
 		mad[2] = 1 + below(f, 2);
-		mad[3] = (const __u8[]){ 0x01, 0x81, 0x02, 0x06, 0x07 }[below(f, 5)];
+		mad[3] = methods[below(f, ARRAY_SIZE(methods))];
 	}
 	check(f, "write", write(fd, buf, len));
 }
@@ -211,7 +215,7 @@ static void *fuzz(void *arg)
 	struct fuzzer *f = arg;
 
 	for (; f->ops < f->ops_to_run; f->ops++)
-		ops[below(f, sizeof(ops) / sizeof(ops[0]))](f);
+		ops[below(f, ARRAY_SIZE(ops))](f);
 	for (int i = 0; i < FDS; i++)
 		if (f->fds[i] >= 0)
 			close(f->fds[i]);
@@ -230,8 +234,10 @@ FIXTURE_TEARDOWN(fuzz)
 {
 }
 
-/* A long run (10^6 operations take most of an hour under KASAN and TCG) is
- * bounded by the rig's per-program limit (RIG_TEST_TIMEOUT), not here. */
+/*
+ * A long run (10^6 operations take most of an hour under KASAN and TCG) is
+ * bounded by the rig's per-program limit (RIG_TEST_TIMEOUT), not here.
+ */
 TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 {
 	const char *ops_env = getenv("FUZZ_OPS"), *seed_env = getenv("FUZZ_SEED");

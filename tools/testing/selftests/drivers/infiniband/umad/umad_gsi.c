@@ -138,7 +138,7 @@ TEST_F(gsi, request_and_response_through_libibumad)
 }
 
 /* Addresses umad (a MAD of size bytes) to port `to` with the given header. */
-static void address(FIXTURE_DATA(gsi) *self, void *umad, int to, int class, int method,
+static void address(struct _test_data_gsi *self, void *umad, int to, int class, int method,
 		    uint64_t tid)
 {
 	struct mad_hdr *mad = umad_get_mad(umad);
@@ -157,7 +157,7 @@ static void address(FIXTURE_DATA(gsi) *self, void *umad, int to, int class, int 
 }
 
 /* The server (port 1) reads the next MAD; returns its TID, 0 on failure. */
-static uint64_t serve(FIXTURE_DATA(gsi) *self, int server)
+static uint64_t serve(struct _test_data_gsi *self, int server)
 {
 	struct mad_hdr *mad = umad_get_mad(self->umad);
 	int len = MAD_SIZE;

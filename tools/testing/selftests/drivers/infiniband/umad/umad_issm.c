@@ -11,15 +11,17 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/const.h>
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
 
 #define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
-#define IB_PORT_SM (1ul << 1)
+#define IB_PORT_SM _BITUL(1)
 
 FIXTURE(issm) {
 	bool loaded;
@@ -35,7 +37,8 @@ FIXTURE_SETUP(issm)
 
 	self->loaded = false;
 	if (access(LOOPBACK_KO, F_OK))
-		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing", LOOPBACK_KO);
+		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
+		     LOOPBACK_KO);
 	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=1"));
 	self->loaded = true;
 	n = list_mad_nodes("issm", nodes, MAX_NODES);
@@ -53,7 +56,7 @@ FIXTURE_TEARDOWN_PARENT(issm)
 }
 
 /* The port's capability mask from sysfs. */
-static unsigned long cap_mask(FIXTURE_DATA(issm) *self)
+static unsigned long port_cap_mask(struct _test_data_issm *self)
 {
 	char path[256], value[64];
 
@@ -67,12 +70,12 @@ TEST_F(issm, open_sets_issm_and_close_clears_it)
 {
 	int fd;
 
-	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, port_cap_mask(self) & IB_PORT_SM);
 	fd = open(self->path, O_RDWR);
 	ASSERT_LE(0, fd) TH_LOG("%s: %s", self->path, strerror(errno));
-	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(IB_PORT_SM, port_cap_mask(self) & IB_PORT_SM);
 	EXPECT_EQ(0, close(fd));
-	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, port_cap_mask(self) & IB_PORT_SM);
 }
 
 TEST_F(issm, no_read_write_or_ioctl)
@@ -94,7 +97,7 @@ TEST_F(issm, no_read_write_or_ioctl)
 struct opener {
 	const char *path;
 	int fd, err;
-	volatile bool done;
+	atomic_bool done;
 };
 
 static void *open_issm(void *arg)
@@ -127,13 +130,14 @@ TEST_F(issm, a_second_opener_waits_for_the_first)
 	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
 	EXPECT_FALSE(done_within(&o, 300)) TH_LOG("second open did not wait");
 	EXPECT_EQ(0, close(fd));
-	EXPECT_TRUE(done_within(&o, 5000)) TH_LOG("second open still waiting after the first closed");
+	EXPECT_TRUE(done_within(&o, 5000))
+		TH_LOG("second open still waiting after the first closed");
 	pthread_join(thread, NULL);
 	EXPECT_LE(0, o.fd) TH_LOG("second open: %s", strerror(o.err));
-	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(IB_PORT_SM, port_cap_mask(self) & IB_PORT_SM);
 	if (o.fd >= 0)
 		close(o.fd);
-	EXPECT_EQ(0ul, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(0ul, port_cap_mask(self) & IB_PORT_SM);
 }
 
 static void on_signal(int sig)
@@ -158,7 +162,7 @@ TEST_F(issm, a_signal_ends_the_wait)
 	EXPECT_EQ(-1, o.fd);
 	EXPECT_EQ(EINTR, o.err);
 	/* The holder is still the holder. */
-	EXPECT_EQ(IB_PORT_SM, cap_mask(self) & IB_PORT_SM);
+	EXPECT_EQ(IB_PORT_SM, port_cap_mask(self) & IB_PORT_SM);
 	close(fd);
 }
 
@@ -179,7 +183,7 @@ TEST_F(issm, a_waiting_opener_gets_enxio_when_the_device_goes)
 	FILE *remove;
 	int fd;
 
-	ASSERT_TRUE(module != NULL);
+	ASSERT_NE(NULL, module);
 	ASSERT_STRNE("ib_umad", module)
 		TH_LOG("not run: ib_umad would dereference the removed device");
 	fd = open(self->path, O_RDWR);
@@ -190,7 +194,7 @@ TEST_F(issm, a_waiting_opener_gets_enxio_when_the_device_goes)
 	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
 	EXPECT_FALSE(done_within(&o, 300));
 	remove = fopen("/sys/kernel/debug/ib_loopback/remove_device", "w");
-	ASSERT_TRUE(remove != NULL);
+	ASSERT_NE(NULL, remove);
 	fprintf(remove, "%s\n", self->ibdev);
 	ASSERT_EQ(0, fclose(remove));
 	EXPECT_NE(0, access(self->path, F_OK)) TH_LOG("%s outlived its device", self->path);

@@ -22,10 +22,12 @@
 #define VENDOR_CLASS 0x0b
 #define GET 0x01
 #define SET 0x02
-/* The flood goes in batches no larger than the MAD layer's receive queue
+/*
+ * The flood goes in batches no larger than the MAD layer's receive queue
  * (512), each behind a marker that must arrive before the next batch: a UD
  * packet that finds no receive posted is lost, and the receiver's pace is
- * then the only limit. */
+ * then the only limit.
+ */
 #define BATCH 256
 #define MAD_SIZE 256
 #define QP1_QKEY 0x80010000
@@ -130,10 +132,12 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 	ASSERT_EQ(0, umad_init());
 	ASSERT_EQ(0, open_port(&client, "iblo0", "iblo1", NULL));
 	ASSERT_EQ(0, open_port(&server, "iblo1", "iblo0", get_only));
-	/* umad_size() is the header's size once a port is open: before, it
-	 * is the old ABI's, 8 bytes short. */
+	/*
+	 * umad_size() is the header's size once a port is open: before, it
+	 * is the old ABI's, 8 bytes short.
+	 */
 	umad = calloc(1, umad_size() + MAD_SIZE);
-	ASSERT_TRUE(umad != NULL);
+	ASSERT_NE(NULL, umad);
 	/* Takes the server's own request and never answers it. */
 	ASSERT_EQ(0, open_port(&silent, "iblo0", "iblo1", get_only));
 	/* Beside the server, takes the markers. */
@@ -143,8 +147,10 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 		ASSERT_EQ(0, send_get(&client, umad, i, 0)) TH_LOG("send %ld", i);
 		if (i % BATCH != BATCH - 1)
 			continue;
-		/* One QP, in order: the marker lands after the batch. A lost
-		 * marker only costs the wait. */
+		/*
+		 * One QP, in order: the marker lands after the batch. A lost
+		 * marker only costs the wait.
+		 */
 		ASSERT_EQ(0, send_method(&client, umad, SET, 2 * FLOOD + i, 0));
 		len = MAD_SIZE;
 		umad_recv(marker.fd, umad, &len, 2000);

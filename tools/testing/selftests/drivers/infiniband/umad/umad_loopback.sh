@@ -122,7 +122,8 @@ for d in 0 1; do
 		got_lid=$(($(cat "$port/lid" 2>/dev/null || echo -1)))
 		if [ "$ll" != InfiniBand ] || [ "$state" != "4: ACTIVE" ] ||
 		   [ "$got_lid" != "$lid" ]; then
-			ktap_print_msg "iblo$d/$p: link_layer '$ll' state '$state' lid $got_lid, want InfiniBand, 4: ACTIVE, $lid"
+			ktap_print_msg "iblo$d/$p: link_layer '$ll' state '$state' lid $got_lid," \
+				"want InfiniBand, 4: ACTIVE, $lid"
 			ok=0
 		fi
 	done

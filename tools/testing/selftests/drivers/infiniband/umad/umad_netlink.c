@@ -35,7 +35,7 @@ static void chardev_attr(struct nlattr *attr, void *arg)
 static int get_chardev(const char *ibdev, uint32_t port, const char *client,
 		       struct chardev *out)
 {
-	char buf[NL_BUF] __attribute__((aligned(4)));
+	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh = (void *)buf;
 	int fd, index, len, ret;
 

@@ -14,6 +14,7 @@
 #include <rdma/rdma_netlink.h>
 #include <sys/socket.h>
 
+/* Bytes in a message buffer: uint32_t words, aligned for the headers. */
 #define NL_BUF 8192
 
 static inline int nl_open(void)
@@ -43,7 +44,7 @@ static inline void nl_put(struct nlmsghdr *nlh, int type, const void *data, int 
 
 /* Calls fn on each attribute of a reply message. */
 static inline void nl_attrs(struct nlmsghdr *nlh, void (*fn)(struct nlattr *, void *),
-		     void *arg)
+			    void *arg)
 {
 	int left = nlh->nlmsg_len - NLMSG_HDRLEN;
 	struct nlattr *attr = NLMSG_DATA(nlh);
@@ -78,7 +79,7 @@ static inline void dev_attr(struct nlattr *attr, void *arg)
 static inline int dev_index(int fd, const char *name)
 {
 	struct dev_lookup l = { .name = name, .index = -ENODEV };
-	char buf[NL_BUF] __attribute__((aligned(4)));
+	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh = (void *)buf;
 	int len;
 
@@ -105,7 +106,7 @@ static inline int dev_index(int fd, const char *name)
 /* Waits for the kernel's answer to a request sent with NLM_F_ACK; 0 or -errno. */
 static inline int nl_ack(int fd)
 {
-	char buf[NL_BUF] __attribute__((aligned(4)));
+	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh;
 	int len;
 
@@ -122,7 +123,7 @@ static inline int nl_ack(int fd)
 /* Renames IB device index to name (`rdma dev set ... name`); 0 or -errno. */
 static inline int nl_rename(int fd, uint32_t index, const char *name)
 {
-	char buf[NL_BUF] __attribute__((aligned(4)));
+	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh = (void *)buf;
 
 	memset(buf, 0, sizeof(buf));

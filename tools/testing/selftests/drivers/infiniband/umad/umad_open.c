@@ -49,14 +49,15 @@ TEST(open_file_pins_the_module)
 	char path[128];
 	int fd;
 
-	ASSERT_TRUE(module != NULL);
+	/* !!: the harness would print a pointer as an integer, which -m32 warns of. */
+	ASSERT_TRUE(!!module);
 	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
 	fd = open(path, O_RDWR);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, syscall(SYS_delete_module, module, O_NONBLOCK));
 	EXPECT_EQ(EWOULDBLOCK, errno);
 	close(fd);
-	EXPECT_TRUE(umad_module() != NULL) TH_LOG("%s was unloaded", module);
+	EXPECT_TRUE(!!umad_module()) TH_LOG("%s was unloaded", module);
 }
 
 TEST(close_after_the_device_is_gone)
@@ -82,7 +83,7 @@ TEST(stale_device_node_gives_enxio)
 
 	n = list_mad_nodes("umad", nodes, MAX_NODES);
 	node = find_node(nodes, n, RIG_RXE, 1);
-	ASSERT_TRUE(node != NULL);
+	ASSERT_TRUE(!!node);
 	unlink(stale);
 	ASSERT_EQ(0, mknod(stale, S_IFCHR | 0600, makedev(node->major, node->minor)));
 	ASSERT_EQ(0, rig_rxe_delete());

@@ -139,7 +139,8 @@ if insmod "$KO" ndevs=2 nports=2 port_init=1; then
 			sm=$(port_attr iblo$d $p sm_lid)
 			if [ "$state" != "2: INIT" ] || [ "$lid" != 0x0 ] ||
 			   [ "$sm" != 0x0 ]; then
-				ktap_print_msg "iblo$d/$p: state '$state' lid $lid sm_lid $sm, want 2: INIT, 0x0, 0x0"
+				ktap_print_msg "iblo$d/$p: state '$state' lid $lid sm_lid $sm," \
+					"want 2: INIT, 0x0, 0x0"
 				ok=0
 			fi
 		done
@@ -181,7 +182,8 @@ for end in "$SM_CA $SM_PORT" "$CA $PORT"; do
 	lid=$(port_attr "$1" "$2" lid)
 	sm=$(port_attr "$1" "$2" sm_lid)
 	if [ "$state" != "4: ACTIVE" ] || [ "$lid" = 0x0 ] || [ "$sm" != "$sm_lid" ]; then
-		ktap_print_msg "$1/$2: state '$state' lid $lid sm_lid $sm, want 4: ACTIVE, a LID, $sm_lid"
+		ktap_print_msg "$1/$2: state '$state' lid $lid sm_lid $sm," \
+			"want 4: ACTIVE, a LID, $sm_lid"
 		ok=0
 	fi
 done

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -74,7 +75,7 @@ FIXTURE_TEARDOWN_PARENT(removal)
 		EXPECT_EQ(0, rig_rxe_add());
 }
 
-static void delete_rig_rxe(struct __test_metadata *_metadata, FIXTURE_DATA(removal) *self)
+static void delete_rig_rxe(struct __test_metadata *_metadata, struct _test_data_removal *self)
 {
 	ASSERT_EQ(0, rig_rxe_delete());
 	self->deleted = true;
@@ -148,7 +149,7 @@ static void *wait_on_fd(void *arg)
 }
 
 /* Starts a waiter, removes the device, and gives the waiter 10 s to wake. */
-static bool removal_wakes(struct __test_metadata *_metadata, FIXTURE_DATA(removal) *self,
+static bool removal_wakes(struct __test_metadata *_metadata, struct _test_data_removal *self,
 			  struct waiter *w)
 {
 	struct timespec deadline;
@@ -293,7 +294,7 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 
 struct hammer {
 	int fd;
-	volatile bool stop;
+	atomic_bool stop;
 	int unexpected; /* an errno no registration may give, or 0 */
 	long registered, refused;
 };
@@ -349,7 +350,7 @@ static int kmsg_count(int fd, const char *text)
 		if (len <= 0)
 			break;
 		rec[len] = 0;
-		n += strstr(rec, text) != NULL;
+		n += !!strstr(rec, text);
 	}
 	return n;
 }

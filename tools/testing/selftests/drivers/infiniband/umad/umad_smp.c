@@ -9,6 +9,7 @@
  * libibumad (linked statically). Each test loads ib_loopback afresh (unless
  * it was loaded already) and unloads it again.
  */
+#include <assert.h>
 #include <endian.h>
 #include <time.h>
 #include <infiniband/umad.h>
@@ -63,7 +64,10 @@ struct smp {
 	uint8_t data[64];
 	uint8_t initial_path[64];
 	uint8_t return_path[64];
-} __attribute__((packed));
+};
+
+/* Every field is naturally aligned: no padding, no need for packed. */
+static_assert(sizeof(struct smp) == 256, "an SMP is 256 bytes");
 
 /* What sysfs says of a loopback port. */
 struct lo_port {
@@ -207,7 +211,7 @@ FIXTURE_TEARDOWN(lo)
 }
 
 /* A fresh MAD of class/method/attribute in self->umad, addressed to dlid. */
-static void new_mad(FIXTURE_DATA(lo) *self, int class, int method, int attr,
+static void new_mad(struct _test_data_lo *self, int class, int method, int attr,
 		    int dlid, int qpn)
 {
 	struct smp *mad = self->mad;
@@ -223,7 +227,7 @@ static void new_mad(FIXTURE_DATA(lo) *self, int class, int method, int attr,
 }
 
 /* A directed-route SubnGet of attr out of the ports in path[1..hops]. */
-static void new_dr_smp(FIXTURE_DATA(lo) *self, int attr, int hops,
+static void new_dr_smp(struct _test_data_lo *self, int attr, int hops,
 		       const uint8_t *path)
 {
 	new_mad(self, CLASS_SUBN_DR, METHOD_GET, attr, PERMISSIVE_LID, 0);
@@ -235,7 +239,7 @@ static void new_dr_smp(FIXTURE_DATA(lo) *self, int attr, int hops,
 }
 
 /* Sends self->umad from port i and receives what comes back to port i. */
-static int send_recv(FIXTURE_DATA(lo) *self, int i, int agent, int timeout_ms,
+static int send_recv(struct _test_data_lo *self, int i, int agent, int timeout_ms,
 		     int retries)
 {
 	int len = MAD_SIZE, ret;
@@ -249,7 +253,7 @@ static int send_recv(FIXTURE_DATA(lo) *self, int i, int agent, int timeout_ms,
 			 timeout_ms * (retries + 1) + 5000);
 }
 
-static int recv_on(FIXTURE_DATA(lo) *self, int i, int timeout_ms)
+static int recv_on(struct _test_data_lo *self, int i, int timeout_ms)
 {
 	int len = MAD_SIZE;
 
@@ -377,7 +381,7 @@ TEST_F(lo, lid_routed_node_description)
 
 /* Registers a GET server on port s and a client on port c. */
 static void gsi_pair(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(lo) *self, int c, int s, int *client,
+		     struct _test_data_lo *self, int c, int s, int *client,
 		     int *server)
 {
 	long get_only[16 / sizeof(long)] = { 1L << METHOD_GET };
@@ -389,7 +393,7 @@ static void gsi_pair(struct __test_metadata *_metadata,
 }
 
 /* The server on port s answers the GET in self->umad. */
-static int answer(FIXTURE_DATA(lo) *self, int s, int server)
+static int answer(struct _test_data_lo *self, int s, int server)
 {
 	self->mad->method = METHOD_GET_RESP;
 	umad_get_mad_addr(self->umad)->qkey = htobe32(QP1_QKEY);
@@ -502,9 +506,11 @@ TEST_F(lo, drop_next_loses_the_first_try_and_the_retry_is_answered)
 }
 
 #define OUTSTANDING 20000
-/* Longer than the test may run (300 s): no request times out before the
+/*
+ * Longer than the test may run (300 s): no request times out before the
  * duplicates are tried, which on the debug kernel the first ones did with a
- * minute's timeout, and were rightly taken again. */
+ * minute's timeout, and were rightly taken again.
+ */
 #define OUTSTANDING_TIMEOUT_MS 600000
 
 /*
@@ -604,7 +610,7 @@ TEST_F(lo, delay_ms_delays_every_delivery)
  * fabric dropped (0: none).
  */
 static void rmpp_get_table(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(lo) *self, int nth)
+			   struct _test_data_lo *self, int nth)
 {
 	long get_table[16 / sizeof(long)] = { 0 };
 	int client, server, len, ret, bad;
@@ -788,7 +794,7 @@ TEST_F(lo, device_removal_while_a_receive_completion_is_being_signalled)
  * Sends self->umad from port i as agent, and unregisters the agent: the
  * status of the answer, or -errno (-ETIMEDOUT: none came).
  */
-static int exchange(FIXTURE_DATA(lo) *self, int i, int agent)
+static int exchange(struct _test_data_lo *self, int i, int agent)
 {
 	int ret = send_recv(self, i, agent, 500, 0);
 
@@ -805,7 +811,7 @@ static int exchange(FIXTURE_DATA(lo) *self, int i, int agent)
  * itself (hops 0) or to its cabled peer (hops 1), with M_Key mkey. The
  * response's status without the D bit, or -errno (-ETIMEDOUT: no answer).
  */
-static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
+static int dr_smp(struct _test_data_lo *self, int i, int hops, int method,
 		  int attr, uint32_t mod, const uint8_t *data, uint64_t mkey)
 {
 	uint8_t path[2] = { 0, self->p[i].port };
@@ -825,7 +831,7 @@ static int dr_smp(FIXTURE_DATA(lo) *self, int i, int hops, int method,
 }
 
 /* A LID-routed Get of class/attr from port i to dlid, as dr_smp() answers. */
-static int lid_get(FIXTURE_DATA(lo) *self, int i, int class, int attr,
+static int lid_get(struct _test_data_lo *self, int i, int class, int attr,
 		   int dlid)
 {
 	int qpn = class == CLASS_SUBN_LID ? 0 : 1;
@@ -843,7 +849,7 @@ static int lid_get(FIXTURE_DATA(lo) *self, int i, int class, int attr,
  * change".
  */
 static void port_info_to_set(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(lo) *self, int i, int hops,
+			     struct _test_data_lo *self, int i, int hops,
 			     uint8_t *pi)
 {
 	ASSERT_EQ(0, dr_smp(self, i, hops, METHOD_GET, ATTR_PORT_INFO, 0, NULL, 0));
@@ -1055,7 +1061,7 @@ TEST_F(lo, sm_info_goes_to_the_ports_sm_and_without_one_is_unsupported)
  * to port t's PMA, asking for port_select's; the response's status, or
  * -errno. The attribute starts at the MAD's byte 64.
  */
-static int port_counters(FIXTURE_DATA(lo) *self, int i, int t, int method,
+static int port_counters(struct _test_data_lo *self, int i, int t, int method,
 			 int port_select, int select)
 {
 	int agent = umad_register(self->fd[i], CLASS_PERF, 1, 0, NULL);
@@ -1069,7 +1075,7 @@ static int port_counters(FIXTURE_DATA(lo) *self, int i, int t, int method,
 	return exchange(self, i, agent);
 }
 
-static uint32_t counter32(FIXTURE_DATA(lo) *self, int offset)
+static uint32_t counter32(struct _test_data_lo *self, int offset)
 {
 	const uint8_t *d = self->mad->data + offset;
 
@@ -1078,8 +1084,10 @@ static uint32_t counter32(FIXTURE_DATA(lo) *self, int offset)
 
 TEST_F(lo, pma_counters_count_packets_and_clear)
 {
-	/* Of iblo1 port 1, asked by iblo0 port 1: each Get is a packet in
-	 * and its answer one out. */
+	/*
+	 * Of iblo1 port 1, asked by iblo0 port 1: each Get is a packet in
+	 * and its answer one out.
+	 */
 	for (uint32_t round = 0; round < 2; round++) {
 		ASSERT_EQ(0, port_counters(self, 0, 2, METHOD_GET,
 					   self->p[2].port, 0));

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
@@ -101,14 +102,14 @@ static int stress_cycles(void)
 /* One kind of operation, looped on a file of ibdev's port 1 until stopped. */
 struct worker {
 	const char *what;
-	void *(*fn)(void *);
+	void *(*fn)(void *arg);
 	const char *ibdev;
 	const char *node; /* do_opens: the node it opens, umad or issm */
 	int fd;
 	/* Where writes go: client_lid if the fabric is IB, else client_gid. */
 	__u8 client_gid[16];
 	__u16 client_lid;
-	volatile bool stop;
+	atomic_bool stop;
 	int unexpected; /* an errno the operation may not give, or 0 */
 	long done;
 };
@@ -213,8 +214,10 @@ static void *do_ioctls(void *arg)
 	return NULL;
 }
 
-/* Opens and closes ibdev's <node>N: umad, or issm, which takes the port's
- * IsSM bit and gives it back. */
+/*
+ * Opens and closes ibdev's <node>N: umad, or issm, which takes the port's
+ * IsSM bit and gives it back.
+ */
 static void *do_opens(void *arg)
 {
 	static const int allowed[] = { ENOENT, ENXIO, ENODEV, 0 };
@@ -309,7 +312,7 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 		{ .what = "issm open/close", .fn = do_opens, .node = "issm" },
 	};
 	const struct removable *dev = &variant->dev;
-	const int n = sizeof(workers) / sizeof(workers[0]) - !dev->ib;
+	const int n = ARRAY_SIZE(workers) - !dev->ib;
 	int cycles = stress_cycles();
 	pthread_t threads[n];
 	char lid[16];
@@ -361,7 +364,7 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 struct flood {
 	int fd, agent;
 	__u8 server_gid[16];
-	volatile bool stop;
+	atomic_bool stop;
 	int failed; /* a write's errno, or 0 */
 	long sent;
 };
@@ -452,7 +455,7 @@ TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
 struct answerer {
 	int fd, agent;
 	__u8 client_gid[16];
-	volatile bool stop;
+	atomic_bool stop;
 	int failed;
 };
 
@@ -511,8 +514,10 @@ static void *request(void *arg)
 	return NULL;
 }
 
-/* Sixteen files on one port, each with its requests outstanding at once:
- * every answer reaches the file that asked. */
+/*
+ * Sixteen files on one port, each with its requests outstanding at once:
+ * every answer reaches the file that asked.
+ */
 TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
 {
 	struct answerer a = { 0 };

@@ -7,6 +7,7 @@
  * race kernel, KCSAN watches the driver's side).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -156,7 +157,7 @@ FIXTURE_TEARDOWN_PARENT(rename)
 
 struct ibdev_reader {
 	const char *attr;
-	volatile bool stop;
+	atomic_bool stop;
 	long reads, torn;
 	char last_torn[64];
 };

@@ -16,6 +16,11 @@
 #define TEST_TIMEOUT_DEFAULT 180
 #endif
 
+/*
+ * Helpers name a fixture's data by the struct FIXTURE_DATA(name) expands
+ * to, struct _test_data_<name>: checkpatch misreads the macro there.
+ */
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -268,12 +273,12 @@ static inline const char *umad_module(void)
 	if (!f)
 		return NULL;
 	name[0] = '\0';
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s", name) == 1 &&
 		    (!strcmp(name, "ib_umad") || !strcmp(name, "ib_umad_rs")))
 			break;
-		else
-			name[0] = '\0';
+		name[0] = '\0';
+	}
 	fclose(f);
 	return name[0] ? name : NULL;
 }

@@ -22,8 +22,11 @@ if [ ! -d $TRACING/events/ib_umad ]; then
 fi
 ktap_set_plan 2
 
-fields=$(for e in $EVENTS; do grep -E '^\s*field:|^print fmt' $TRACING/events/ib_umad/$e/format; done |
-	md5sum | cut -d' ' -f1)
+fields=$(
+	for e in $EVENTS; do
+		grep -E '^\s*field:|^print fmt' $TRACING/events/ib_umad/$e/format
+	done | md5sum | cut -d' ' -f1
+)
 ktap_print_msg "fields md5 $fields"
 [ "$fields" = "$FIELDS_MD5" ] && ktap_test_pass records_match_the_c_driver ||
 	ktap_test_fail records_match_the_c_driver

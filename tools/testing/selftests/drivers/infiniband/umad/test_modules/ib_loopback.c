@@ -1682,7 +1682,7 @@ static u16 lo_sma_attr(struct lo_port *port, const struct ib_smp *smp,
 	case IB_SMP_ATTR_PORT_INFO:
 		if (set)
 			status = lo_set_port_info(port,
-				(const struct ib_port_info *)smp->data);
+						  (const struct ib_port_info *)smp->data);
 		memcpy(rsp->data, &port->pi, sizeof(port->pi));
 		if (hide_mkey)
 			((struct ib_port_info *)rsp->data)->mkey = 0;
