@@ -9,7 +9,9 @@ missing for one driver, or a guest that did not finish. A program the guest
 did not start for a driver (a flavour's selection, rig.c_tests) shows "-".
 A list entry may name the flavours where its failure is certain
 ("@plain,race"; "@nowhere" for none); on the others it is a race the guest
-may not lose, and either outcome passes.
+may not lose, and either outcome passes. "@!series" names the flavours
+where it is not expected at all (the series kernel's C driver has the fix):
+there the test must pass.
 
     report.py <flavour> <serial log> <expected-failures-c> <expected-failures-rust>
 """
@@ -21,9 +23,10 @@ TAP = re.compile(r"^(not ok|ok) \d+ (\S+)(?: # (SKIP|XFAIL)\b ?(.*))?")
 
 
 def read_expected(path, flavour):
-    """`<test id> [@flavour,...] <reason>` per line; # starts a comment.
-    {test id: True where the failure is certain, False where it is a race
-    that this flavour's guest may not lose (either outcome then passes)}."""
+    """`<test id> [@flavour,... | @!flavour,...] <reason>` per line; #
+    starts a comment. {test id: True where the failure is certain, False
+    where it is a race that this flavour's guest may not lose (either
+    outcome then passes)}; an entry "@!" excludes this flavour is left out."""
     expected = {}
     with open(path) as f:
         for line in f:
@@ -36,6 +39,10 @@ def read_expected(path, flavour):
                     where = scope[1:].split(",")
                 if not reason.strip():
                     sys.exit(f"{path}: {test} has no reason")
+                if where and where[0].startswith("!"):
+                    if flavour not in [w.lstrip("!") for w in where]:
+                        expected[test] = True
+                    continue
                 expected[test] = where is None or flavour in where
     return expected
 

@@ -46,7 +46,9 @@ for flavour in debian sid; do
 done
 
 # debian and sid: the whole suite on Debian's own 7.3 (trixie-backports)
-# and 7.2 (sid) kernels, each against its own C ib_umad; debug (6.12):
+# and 7.2 (sid) kernels, each against its own C ib_umad; series: on the
+# 7.3 kernel with the patch series, against the C ib_umad with the series'
+# fixes, both drivers built in that tree; debug (6.12):
 # KASAN, lockdep, kmemleak, fault injection; race (6.12): KCSAN and
 # lockdep. All SMP guests, all both drivers.
 # A guest keeps about one of the two cores busy, most of its tests being one
@@ -86,7 +88,7 @@ log "the kernel with the whole series, in the debian root: built with clippy, ru
 bash "$REPO_DIR/tools/upstream/build.sh" 2>&1 | tee "$out"
 count "series kernel" "$out" 1 "${PIPESTATUS[0]}"
 
-for flavour in debian sid race; do
+for flavour in debian sid series race; do
 	log "differential suite on the $flavour kernel"
 	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"
 	count "$flavour suite" "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line

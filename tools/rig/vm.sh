@@ -8,7 +8,8 @@
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
 # Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh), debian
 # (trixie-backports' 7.3 image and modules) and sid (sid's 7.2), each
-# Debian's own (debian-kernel.sh).
+# Debian's own (debian-kernel.sh), and series: the 7.3 kernel with the
+# patch series, both drivers built in its tree (tools/upstream/build.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
 # RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_opensm.sh);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
@@ -24,7 +25,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|debian|sid> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|debian|sid|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -45,6 +46,17 @@ if is_debian_flavour "$flavour"; then
 	# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built by
 	# Debian's dkms.
 	ko=$(bash "$RIG_DIR/debian-package.sh" "$flavour")
+elif [ "$flavour" = series ]; then
+	# What tools/upstream/build.sh built in the trixie root: the kernel,
+	# both drivers as its modules, the test modules; the harness is the
+	# series tree's.
+	eval "$(bash "$RIG_DIR/debian-kernel.sh" debian)"
+	kdir=$root/build/upstream/out
+	[ -e "$kdir/.rig-key" ] || die "no series kernel: run tools/upstream/build.sh"
+	vmlinuz=$kdir/arch/x86/boot/bzImage
+	ksft=$RIG_CACHE/upstream/work/tools/testing/selftests
+	progs=$RIG_CACHE/selftests-series
+	ko=$kdir/drivers/infiniband/core/umad_rs/ib_umad_rs.ko
 else
 	kdir=$(bash "$RIG_DIR/kernel.sh" "$flavour")
 	vmlinuz=$kdir/arch/x86/boot/bzImage
@@ -149,9 +161,13 @@ case $ko in
 *.xz) xz -dc "$ko" > "$stage/lib/modules/test/$(basename "$ko" .xz)" ;;
 *) cp "$ko" "$stage/lib/modules/test/" ;;
 esac
-bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
-	cp "$test_ko" "$stage/lib/modules/test/"
-done
+if [ "$flavour" = series ]; then
+	cp "$root"/build/upstream/test-modules/*.ko "$stage/lib/modules/test/"
+else
+	bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
+		cp "$test_ko" "$stage/lib/modules/test/"
+	done
+fi
 
 selftests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
 # Static test programs, built once into the cache (make rebuilds what
@@ -187,7 +203,7 @@ done
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
-if [ "$flavour" = plain ] || is_debian_flavour "$flavour"; then
+if [ "$flavour" = plain ] || [ "$flavour" = series ] || is_debian_flavour "$flavour"; then
 	pace=30 test_timeout=300
 else
 	pace=90 test_timeout=600

@@ -6,7 +6,8 @@
 # Documentation/rust/ asks of a Rust patch: make rustfmtcheck, make
 # CLIPPY=1 without a warning, make rustdoc. The configuration is the rig's
 # test kernel (tools/rig/kernel/base.config) plus kernel.config here.
-# Prints "N passed, N failed" (build, rustfmtcheck, clippy, rustdoc).
+# Also builds the selftests' test modules against it. Prints "N passed,
+# N failed" (build, clippy, test modules, rustfmtcheck, rustdoc).
 # The objects stay in the root between runs; an unchanged series is not
 # built again.
 set -euo pipefail
@@ -68,6 +69,16 @@ if in_root "${kmake[@]}" -j"$(($(nproc) + 1))" CLIPPY=1 bzImage modules \
 else
 	result builds "$(grep -m1 -E '^error|Error [0-9]' "$root$outdir/build.log")"
 	result clippy "not built"
+fi
+# The selftests' test modules (ib_loopback), built against it for the
+# series flavour's boot (tools/rig/vm.sh series).
+tm=/build/upstream/test-modules
+rm -rf "$root$tm"
+cp -r "$work/tools/testing/selftests/drivers/infiniband/umad/test_modules" "$root$tm"
+if in_root make -C "$outdir" M="$tm" -s modules > "$root$outdir/test-modules.log" 2>&1; then
+	result test-modules ""
+else
+	result test-modules "$(grep -m1 -E 'error' "$root$outdir/test-modules.log")"
 fi
 rustfmt_log=$root$outdir/rustfmtcheck.log
 if in_root "${kmake[@]}" rustfmtcheck > "$rustfmt_log" 2>&1; then
