@@ -52,7 +52,8 @@ elif [ "$flavour" = series ]; then
 	# series tree's.
 	eval "$(bash "$RIG_DIR/debian-kernel.sh" debian)"
 	kdir=$root/build/upstream/out
-	[ -e "$kdir/.rig-key" ] || die "no series kernel: run tools/upstream/build.sh"
+	[ "$(cat "$kdir/.rig-series" 2>/dev/null)" = "$(git -C "$RIG_CACHE/upstream/work" rev-parse 'series^{tree}')" ] ||
+		die "the series kernel is not this series': run tools/upstream/build.sh"
 	vmlinuz=$kdir/arch/x86/boot/bzImage
 	ksft=$RIG_CACHE/upstream/work/tools/testing/selftests
 	progs=$RIG_CACHE/selftests-series

@@ -1,100 +1,108 @@
 #!/usr/bin/env bash
-# Builds the kernel with the whole series applied (series.sh's work tree,
-# branch "series") in the debian flavour's root, with the kernel's own
-# toolchain (Debian's 7.3 is built with gcc-14, rustc 1.85.1 and bindgen
-# 0.71.1), with clippy and the kernel's lints, and checks it as
-# Documentation/rust/ asks of a Rust patch: make rustfmtcheck, make
-# CLIPPY=1 without a warning, make rustdoc. The configuration is the rig's
-# test kernel (tools/rig/kernel/base.config) plus kernel.config here.
-# Also builds the selftests' test modules against it. Prints "N passed,
-# N failed" (build, clippy, test modules, rustfmtcheck, rustdoc).
-# The objects stay in the root between runs; an unchanged series is not
-# built again.
+# Builds the kernel at every patch of the series (series.sh's work tree,
+# branch "series"), in order, in the debian flavour's root with the
+# kernel's own toolchain (Debian's 7.3 is built with gcc-14, rustc 1.85.1
+# and bindgen 0.71.1), and checks each as Documentation/rust/ asks of a
+# Rust patch: it builds with CLIPPY=1 and the kernel's lints without a
+# warning in the files it touches, make rustfmtcheck is clean, and, where
+# it touches rust/, make rustdoc is clean. Then builds the selftests' test
+# modules against the whole series, for the series flavour's boot
+# (tools/rig/vm.sh series). The configuration is the rig's test kernel
+# (tools/rig/kernel/base.config) plus kernel.config here.
+# One line per patch, then "N passed, N failed".
+# The objects stay in the root, one build directory for every patch: each
+# patch's build is incremental on the one before, and a patch whose tree
+# (with everything before it) was checked before is not built again.
 set -euo pipefail
 source "$(dirname "$0")/../rig/lib.sh"
 
 here=$REPO_DIR/tools/upstream
 work=$RIG_CACHE/upstream/work
 [ -d "$work/.git" ] || die "no series work tree: run tools/upstream/series.sh first"
+lock_dir "$work"
 eval "$(bash "$RIG_DIR/debian-kernel.sh" debian)"
 
 # Inside the root: the work tree, bound in, and the objects.
 tree=/build/upstream/linux
 outdir=/build/upstream/out
-lock_dir "$root$outdir"
-mkdir -p "$root$tree" "$root$outdir"
+mkdir -p "$root$tree" "$root$outdir/.rig-patch"
 mountpoint -q "$root$tree" || mount --bind "$work" "$root$tree"
 trap 'umount "$root$tree"' EXIT
-
-key=$({
-	git -C "$work" rev-parse series^{tree}
-	cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" "$0"
-} | sha256sum | cut -c1-16)
-if [ "$(cat "$root$outdir/.rig-key" 2>/dev/null)" = "$key" ]; then
-	log "the series kernel of this series was built and checked before"
-	cat "$root$outdir/.rig-result"
-	grep -q ', 0 failed$' "$root$outdir/.rig-result"
-	exit
-fi
-rm -f "$root$outdir/.rig-key"
-git -C "$work" checkout -q -f series
-
 in_root() { in_build_root "$root" "$@"; }
 kmake=(make -C "$tree" "O=$outdir")
-log "configuring the series kernel"
-in_root "${kmake[@]}" -s tinyconfig
-cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" > "$root$outdir/rig.config"
-in_root "$tree/scripts/kconfig/merge_config.sh" -m -O "$outdir" "$outdir/.config" \
-	"$outdir/rig.config" > /dev/null
-in_root "${kmake[@]}" -s olddefconfig
-bad=$(grep '^CONFIG_' "$root$outdir/rig.config" | while read -r line; do
-	grep -qxF "$line" "$root$outdir/.config" || echo "$line"
-done)
-[ -z "$bad" ] || die "the series kernel's config did not take: $bad"
+jobs=-j$(($(nproc) + 1))
 
-result() { check_result "series-kernel:$1" "$2"; }
-# One build with clippy: clippy-driver compiles and lints at once.
-log "building the series kernel with CLIPPY=1 (a cold build takes 10-15 minutes on 2 idle cores; log in $root$outdir/build.log)"
-if in_root "${kmake[@]}" -j"$(($(nproc) + 1))" CLIPPY=1 bzImage modules \
-	> "$root$outdir/build.log" 2>&1; then
-	result builds ""
-	# The series' files must draw nothing; the 7.3 kernel's own warnings
-	# (a missing SAFETY comment in cpufreq.rs) are reported, not judged.
-	changed=$(git -C "$work" diff --name-only "$(git -C "$work" rev-list --max-parents=0 series)" series)
-	where=$(sed -n "s|^ *--> $tree/\([^:]*\):.*|\1|p" "$root$outdir/build.log")
+base=$(git -C "$work" rev-list --max-parents=0 series)
+config_key=$(cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" | sha256sum | cut -c1-16)
+# A patch's result holds for its tree and these checks.
+checks_key=$(sha256sum "$0" | cut -c1-16)
+if [ "$(cat "$root$outdir/.rig-config" 2>/dev/null)" != "$config_key" ]; then
+	log "configuring the series kernel"
+	rm -rf "${root:?}$outdir"
+	mkdir -p "$root$outdir/.rig-patch"
+	git -C "$work" checkout -q -f series
+	in_root "${kmake[@]}" -s tinyconfig
+	cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" > "$root$outdir/rig.config"
+	in_root "$tree/scripts/kconfig/merge_config.sh" -m -O "$outdir" "$outdir/.config" \
+		"$outdir/rig.config" > /dev/null
+	in_root "${kmake[@]}" -s olddefconfig
+	bad=$(grep '^CONFIG_' "$root$outdir/rig.config" | while read -r line; do
+		grep -qxF "$line" "$root$outdir/.config" || echo "$line"
+	done)
+	[ -z "$bad" ] || die "the series kernel's config did not take: $bad"
+	echo "$config_key" > "$root$outdir/.rig-config"
+fi
+
+# One patch: its build (incremental), clippy on its files, rustfmtcheck,
+# rustdoc where it touches rust/. Prints what failed, or nothing.
+check_patch() { # commit
+	local commit=$1 logs=$root$outdir/logs why= changed where ours theirs
+	mkdir -p "$logs"
+	git -C "$work" checkout -q -f "$commit"
+	changed=$(git -C "$work" diff --name-only "$commit^" "$commit")
+	if ! in_root "${kmake[@]}" "$jobs" CLIPPY=1 bzImage modules > "$logs/build.log" 2>&1; then
+		echo "does not build: $(grep -m1 -E '^error|Error [0-9]' "$logs/build.log")"
+		return
+	fi
+	# The 7.3 kernel's own warnings (a missing SAFETY comment in
+	# cpufreq.rs) are not the patch's.
+	where=$(sed -n "s|^ *--> $tree/\\([^:]*\\):.*|\\1|p" "$logs/build.log")
 	ours=$(grep -cxFf <(echo "$changed") <<<"$where" || true)
 	theirs=$(($(grep -c . <<<"$where" || true) - ours))
-	((theirs == 0)) || log "clippy: $theirs warnings in the 7.3 kernel's own files (not the series')"
-	result clippy "$( ((ours == 0)) || echo "$ours warnings in the series' files (build.log)")"
-else
-	result builds "$(grep -m1 -E '^error|Error [0-9]' "$root$outdir/build.log")"
-	result clippy "not built"
-fi
-# The selftests' test modules (ib_loopback), built against it for the
-# series flavour's boot (tools/rig/vm.sh series).
+	((theirs == 0)) || log "clippy: $theirs warnings rebuilt in the 7.3 kernel's own files"
+	((ours == 0)) || why+="${why:+; }clippy: $ours warnings in its files"
+	in_root "${kmake[@]}" rustfmtcheck > "$logs/rustfmtcheck.log" 2>&1 ||
+		why+="${why:+; }rustfmtcheck: $(grep -c '^Diff in' "$logs/rustfmtcheck.log") files"
+	if grep -q '^rust/' <<<"$changed"; then
+		if ! in_root "${kmake[@]}" "$jobs" rustdoc > "$logs/rustdoc.log" 2>&1 ||
+			grep -qE '^(warning|error)' "$logs/rustdoc.log"; then
+			why+="${why:+; }rustdoc: $(grep -m1 -E '^(warning|error)' "$logs/rustdoc.log")"
+		fi
+	fi
+	echo "$why"
+}
+
+log "building the kernel at each patch with CLIPPY=1 (cold, the first takes 10-15 minutes on 2 idle cores; each next one rebuilds what it changes)"
+for commit in $(git -C "$work" rev-list --reverse "$base..series"); do
+	name=$(git -C "$work" log -1 --format=%f "$commit")
+	done_file=$root$outdir/.rig-patch/$(git -C "$work" rev-parse "$commit^{tree}")-$checks_key
+	if [ ! -e "$done_file" ]; then
+		check_patch "$commit" > "$done_file.new"
+		mv "$done_file.new" "$done_file"
+	fi
+	check_result "series-kernel:$name" "$(cat "$done_file")"
+done
+git -C "$work" checkout -q -f series
+
+# The test modules, against the whole series, for the series flavour.
 tm=/build/upstream/test-modules
 rm -rf "$root$tm"
 cp -r "$work/tools/testing/selftests/drivers/infiniband/umad/test_modules" "$root$tm"
 if in_root make -C "$outdir" M="$tm" -s modules > "$root$outdir/test-modules.log" 2>&1; then
-	result test-modules ""
+	check_result series-kernel:test-modules ""
 else
-	result test-modules "$(grep -m1 -E 'error' "$root$outdir/test-modules.log")"
+	check_result series-kernel:test-modules "$(grep -m1 error "$root$outdir/test-modules.log")"
 fi
-rustfmt_log=$root$outdir/rustfmtcheck.log
-if in_root "${kmake[@]}" rustfmtcheck > "$rustfmt_log" 2>&1; then
-	result rustfmtcheck ""
-else
-	result rustfmtcheck "$(grep -c '^Diff in' "$rustfmt_log") files differ ($rustfmt_log)"
-fi
-rustdoc_log=$root$outdir/rustdoc.log
-if in_root "${kmake[@]}" -j"$(($(nproc) + 1))" rustdoc > "$rustdoc_log" 2>&1 &&
-	! grep -qE '^(warning|error)' "$rustdoc_log"; then
-	result rustdoc ""
-else
-	result rustdoc "$(grep -m1 -E '^(warning|error)' "$rustdoc_log")"
-fi
-status=0
-check_summary > "$root$outdir/.rig-result" || status=$?
-echo "$key" > "$root$outdir/.rig-key"
-cat "$root$outdir/.rig-result"
-exit $status
+# What the series flavour boots: this series' kernel.
+git -C "$work" rev-parse "series^{tree}" > "$root$outdir/.rig-series"
+check_summary
