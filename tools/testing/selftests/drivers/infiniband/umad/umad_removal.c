@@ -375,6 +375,35 @@ TEST_F(removal, notices_a_program_provokes_are_rate_limited)
 	EXPECT_GE(10, lines) TH_LOG("%d lines for 200 refusals", lines);
 }
 
+/*
+ * So can the old ABI's warning: the first IB_USER_MAD_REGISTER_AGENT of a
+ * file opened without IB_USER_MAD_ENABLE_PKEY prints two lines ("did not
+ * enable P_Key index support"), and a program that opens, registers and
+ * closes in a loop gets at most printk_ratelimited's burst of 10 of them.
+ * ib_umad prints them for every file (expected-failures-c.txt).
+ */
+TEST(the_old_abi_warning_a_program_provokes_is_rate_limited)
+{
+	struct ib_user_mad_reg_req req = {
+		.qpn = 1, .mgmt_class = VENDOR1_CLASS, .mgmt_class_version = 1,
+	};
+	int kmsg, lines;
+
+	kmsg = kmsg_from_now();
+	ASSERT_LE(0, kmsg);
+	for (int i = 0; i < 200; i++) {
+		int fd = open_rig_rxe(0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req));
+		ASSERT_EQ(0, close(fd));
+	}
+	lines = kmsg_count(kmsg, "did not enable P_Key index support");
+	close(kmsg);
+	EXPECT_LT(0, lines) TH_LOG("the warning never came");
+	EXPECT_GE(10, lines) TH_LOG("%d warnings for 200 files", lines);
+}
+
 TEST(registration_races_removal)
 {
 	const int cycles = 10;
