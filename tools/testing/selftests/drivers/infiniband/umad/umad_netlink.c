@@ -4,6 +4,7 @@
  * device serves a client ("umad", "issm") on a port.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "umad_test.h"
@@ -167,6 +168,52 @@ TEST(issm_chardev_query_loads_no_module)
 	fclose(f);
 	EXPECT_NE(0, access(MODPROBE_LOG, F_OK)) TH_LOG("modprobe was called");
 	unlink(logger);
+}
+
+#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+
+/* One ib_loopback port: soft-RoCE has no SMI, so no issm node. */
+FIXTURE(smi) {
+	bool loaded;
+};
+
+FIXTURE_SETUP(smi)
+{
+	self->loaded = false;
+	if (access(LOOPBACK_KO, F_OK))
+		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
+		     LOOPBACK_KO);
+	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=1"));
+	self->loaded = true;
+}
+
+/* In the parent: it runs even when a failed ASSERT ends the test. */
+FIXTURE_TEARDOWN_PARENT(smi)
+{
+	if (self->loaded)
+		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
+}
+
+/*
+ * Where the port has an SMI, the issm client names its issmN, as the umad
+ * client names umadN. ib_umad's issm client has no add, so its
+ * get_nl_info finds no device data and answers EOPNOTSUPP for every port
+ * (expected-failures-c.txt).
+ */
+TEST_F(smi, issm_chardev_of_a_port_with_an_smi)
+{
+	struct mad_node nodes[MAX_NODES];
+	struct chardev c;
+	char path[128];
+	struct stat st;
+
+	ASSERT_EQ(1, list_mad_nodes("issm", nodes, MAX_NODES));
+	ASSERT_EQ(0, get_chardev(nodes[0].ibdev, nodes[0].port, "issm", &c));
+	EXPECT_STREQ(nodes[0].name, c.name);
+	EXPECT_EQ(5u, c.abi);
+	node_dev_path(&nodes[0], path, sizeof(path));
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(st.st_rdev, c.devt);
 }
 
 TEST_HARNESS_MAIN
