@@ -57,9 +57,7 @@ done
 log "the debug kernel; its differential suite starts beside the steps below"
 debug_out=$(mktemp)
 debug_suite=
-series_out= series_suite=
-trap 'rm -f "$out" "$debug_out" "$series_out"
-	for suite in $debug_suite $series_suite; do kill -- -"$suite" 2>/dev/null; done' EXIT
+trap 'rm -f "$out" "$debug_out"; [ -z "$debug_suite" ] || kill -- -"$debug_suite" 2>/dev/null' EXIT
 if kdir_debug=$(bash "$RIG_DIR/kernel.sh" debug); then
 	# Its own process group, which the EXIT trap stops with its VM.
 	setsid bash "$RIG_DIR/differential.sh" debug > "$debug_out" 2>&1 &
@@ -89,14 +87,11 @@ count "patch series" "$out" 1 "${PIPESTATUS[0]}"
 log "the kernel with the whole series, in the debian root: built with clippy, rustfmtcheck, rustdoc"
 bash "$REPO_DIR/tools/upstream/build.sh" 2>&1 | tee "$out"
 count "series kernel" "$out" 1 "${PIPESTATUS[0]}"
-# Its suite runs beside the steps below, as the debug suite does: most of
-# its tests wait on the fabric more than they run.
-log "differential suite on the series kernel, beside the steps below"
-series_out=$(mktemp)
-setsid bash "$RIG_DIR/differential.sh" series > "$series_out" 2>&1 &
-series_suite=$!
 
-for flavour in debian sid race; do
+# One guest beside the debug suite's: a third at once on 2 cores made a
+# timing test of the C driver's phase fail (a MAD timeout 11 ms short of
+# what was asked, on the debian kernel).
+for flavour in debian sid series race; do
 	log "differential suite on the $flavour kernel"
 	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"
 	count "$flavour suite" "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line
@@ -108,13 +103,6 @@ done
 log "benchmarks, one round: ib_umad_rs against the C ib_umad, both in each boot (measured, not judged)"
 RIG_BENCH_ROUNDS=1 RIG_BENCH_RATE_ROUNDS=1 RIG_BENCH_CLOCKS=icount bash "$RIG_DIR/bench.sh" debian 2>&1 | tee "$out"
 count_step benchmarks "$out" "${PIPESTATUS[0]}"
-
-log "differential suite on the series kernel (it ran beside the steps above)"
-wait "$series_suite"
-status=$?
-series_suite=
-cat "$series_out"
-count "series suite" "$series_out" 1 "$status"
 
 log "differential suite on the debug kernel (it ran beside the steps above)"
 if [ -n "$debug_suite" ]; then
