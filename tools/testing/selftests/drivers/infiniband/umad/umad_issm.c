@@ -20,7 +20,6 @@
 #include "kselftest_harness.h"
 #include "umad_test.h"
 
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
 #define IB_PORT_SM _BITUL(1)
 
 FIXTURE(issm) {

@@ -31,7 +31,6 @@
 #define BATCH 256
 #define MAD_SIZE 256
 #define QP1_QKEY 0x80010000
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
 
 struct port {
 	int fd, agent;

@@ -170,8 +170,6 @@ TEST(issm_chardev_query_loads_no_module)
 	unlink(logger);
 }
 
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
-
 /* One ib_loopback port: soft-RoCE has no SMI, so no issm node. */
 FIXTURE(smi) {
 	bool loaded;

@@ -17,7 +17,6 @@
 #include "kselftest_harness.h"
 #include "umad_test.h"
 
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
 #define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
 
 #define CLASS_SUBN_LID 0x01

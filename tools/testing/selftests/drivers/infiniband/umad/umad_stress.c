@@ -25,7 +25,6 @@
 #define GET 0x01
 #define GET_RESP 0x81
 #define JOIN_TIMEOUT_S 10
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
 #define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
 
 static int open_umad(const char *ibdev, int flags)

@@ -262,6 +262,9 @@ static inline int rig_rxe_add(void)
 	return -ETIMEDOUT;
 }
 
+/* The test HCA the rig puts beside the tests (test_modules/ib_loopback.c). */
+#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+
 /*
  * UMAD_C_FIXED=1 in the environment: the C ib_umad under test has the
  * fixes of the patch series for its faults (tools/upstream/), so the tests
