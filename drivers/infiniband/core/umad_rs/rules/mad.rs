@@ -305,12 +305,13 @@ impl Iterator for SegmentLengths {
     }
 }
 
-#[cfg(test)]
+// Run by `cargo test` on the host and, where the kernel crate has
+// `#[kunit_tests]`, by KUnit when the module loads.
+#[cfg(any(test, umad_rs_kunit_tests))]
+#[cfg_attr(not(test), kernel::macros::kunit_tests(ib_umad_rs_mad))]
 mod tests {
-    extern crate std;
     use super::*;
     use crate::rules::uapi::{Be16, HdrLayout};
-    use std::vec::Vec;
 
     fn start(class: u8, method: u8, set: &[(usize, u8)]) -> MadStart {
         let mut m = [0; RMPP_HDR_END];
@@ -337,8 +338,8 @@ mod tests {
                 0x30..=0x4f => (40, true),
                 _ => (24, false),
             };
-            assert_eq!(data_offset(class), offset, "class {class:#x}");
-            assert_eq!(is_rmpp_class(class), rmpp, "class {class:#x}");
+            assert_eq!(data_offset(class), offset);
+            assert_eq!(is_rmpp_class(class), rmpp);
         }
     }
 
@@ -410,9 +411,8 @@ mod tests {
     fn rmpp_segments_cover_the_data_once() {
         let m = mad(0x30, 0x01);
         let l = SendLayout::new(64 + 40 + 500, 64, &m, true).unwrap();
-        let segs: Vec<_> = l.rmpp_segments(216).collect();
-        assert_eq!(segs, [216, 216, 68]);
-        assert_eq!(l.hdr_len + segs.iter().sum::<usize>(), 40 + 500);
+        assert!(l.rmpp_segments(216).eq([216, 216, 68]));
+        assert_eq!(l.hdr_len + l.rmpp_segments(216).sum::<usize>(), 40 + 500);
         let l = SendLayout::new(64 + 40 + 432, 64, &m, true).unwrap();
         assert_eq!(l.rmpp_segments(216).count(), 2);
         let l = SendLayout::new(64 + 40, 64, &m, true).unwrap();
@@ -460,10 +460,7 @@ mod tests {
             for low in 1000..1000 + 64 * 16 {
                 count[tid_bucket(hi << 32 | low, BITS)] += 1;
             }
-            assert!(
-                count.iter().all(|&n| (8..=24).contains(&n)),
-                "hi {hi:#x}: {count:?}"
-            );
+            assert!(count.iter().all(|&n| (8..=24).contains(&n)));
         }
     }
 
@@ -485,6 +482,6 @@ mod tests {
         let all = RecvLayout::new(hdr + len, hdr, len, 256).unwrap();
         assert!(all.fits);
         assert!(all.has_more_segments());
-        assert_eq!(all.more_segments(40).collect::<Vec<_>>(), [216, 100]);
+        assert!(all.more_segments(40).eq([216, 100]));
     }
 }

@@ -104,7 +104,10 @@ impl<const WORDS: usize> IndexAllocator<WORDS> {
 /// The devnum allocator: one number for umadN and issmN of a port.
 pub(crate) type DevnumAllocator = IndexAllocator<{ MAX_PORTS as usize / 64 }>;
 
-#[cfg(test)]
+// Run by `cargo test` on the host and, where the kernel crate has
+// `#[kunit_tests]`, by KUnit when the module loads.
+#[cfg(any(test, umad_rs_kunit_tests))]
+#[cfg_attr(not(test), kernel::macros::kunit_tests(ib_umad_rs_numbering))]
 mod tests {
     use super::*;
 

@@ -267,7 +267,10 @@ impl RegReq2 {
     }
 }
 
-#[cfg(test)]
+// Run by `cargo test` on the host and, where the kernel crate has
+// `#[kunit_tests]`, by KUnit when the module loads.
+#[cfg(any(test, umad_rs_kunit_tests))]
+#[cfg_attr(not(test), kernel::macros::kunit_tests(ib_umad_rs_uapi))]
 mod tests {
     use super::*;
     use core::mem::{align_of, offset_of};
