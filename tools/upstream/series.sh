@@ -65,13 +65,24 @@ git_work checkout -q -f -B series "$(git -C "$base" rev-parse HEAD)"
 git_work clean -q -fdx
 
 core=drivers/infiniband/core
+# The bindings and helpers the driver needs, where the kernel keeps its own
+# (intree.py says how).
+gen_bindings() {
+	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work"
+}
+
 # The driver: the module's directory, hooked into the IB Kconfig and
 # Makefile as Kconfig at the top of this tree describes, and its
-# documentation.
+# documentation. The out-of-tree build's own bindings and helpers stay
+# out: the kernel's cover the driver, and its Kbuild says so.
 gen_driver() {
 	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
-		--exclude ib_umad_rs_bindings.rs --exclude modules.order --exclude Module.symvers \
+		--exclude ib_umad_rs_bindings.rs --exclude ib_umad_rs_helpers.rs \
+		--exclude modules.order --exclude Module.symvers \
+		--exclude /glue/bindings_helper.h --exclude /glue/bindgen_parameters \
+		--exclude /glue/helpers.c --exclude /glue/helpers/ \
 		"$REPO_DIR/$core/umad_rs/" "$work/$core/umad_rs/"
+	python3 "$here/intree.py" kbuild "$REPO_DIR/$core/umad_rs/Kbuild" "$work/$core/umad_rs/Kbuild"
 	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"
 	sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
 		"$work/drivers/infiniband/Kconfig"
@@ -120,7 +131,7 @@ while read -r kind name; do
 	esac
 done < "$here/series"
 
-rm -rf "$out"
+rm -rf "$out" "${out%/*}"/*.checkpatch
 mkdir -p "$out"
 git_work format-patch -q --zero-commit --no-signature -o "$out" "$(git -C "$base" rev-parse HEAD)..series"
 count=$(ls "$out" | wc -l)

@@ -5,8 +5,9 @@
 //! names the upstream abstraction that would replace it. Nothing here knows
 //! about MADs or ports; the InfiniBand glue is in `infiniband`.
 //!
-//! - `bindings`: the module's own bindgen output, for the glue only; the
-//!   driver's logic never uses it (`tools/rig/lint.sh` checks).
+//! - `bindings`: the kernel crate's bindings in the kernel tree, the
+//!   module's own bindgen output out of it, for the glue only; the driver's
+//!   logic never uses them (`tools/rig/lint.sh` checks).
 //! - `compat`: what differs between the kernels the module builds for.
 //! - `chrdev`, `fs`: device number regions, a class, device nodes, and the
 //!   file operations of their files.
@@ -17,11 +18,12 @@
 //! - `semaphore`: `struct semaphore`.
 //! - `task`, `nospec`: the current task's name; speculation-safe indexing.
 //! - `bug`: warnings.
-//! - `trace`: the C tracepoints, fired through the shim.
+//! - `trace`: the C tracepoints.
 //! - `uaccess`: a `u32` in user memory, in one access.
 //!
-//! `shim.c` holds out-of-line copies of the static inline helpers the glue
-//! calls, and nothing else.
+//! `helpers.c` and `helpers/` hold out-of-line copies of the static inline
+//! helpers the glue calls, and nothing else, as `rust/helpers/` in the
+//! kernel tree, where the patch series puts them.
 
 pub(crate) mod bindings;
 pub(crate) mod bug;

@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Module-local bindings to the IB core and the kernel interfaces the glue
-//! needs, for `glue` and `infiniband` only.
-//!
-//! Generated at build time by bindgen over `bindings_helper.h` with the
+//! The bindings the glue uses, for `glue` and `infiniband` only: the
+//! kernel crate's own where the tree has the patch series (its
+//! `rust/bindings/bindings_helper.h` and `rust/helpers/` carry what the
+//! driver needs), else the module's own, made by bindgen at build time over
+//! the same lines (`bindings_helper.h`, `helpers.c` and `helpers/`) with the
 //! kernel's own flags (see `Kbuild`) and the allowlist in
-//! `bindgen_parameters`, both beside this file. Where a type crosses into
-//! userspace, the layout the driver uses is asserted against the kernel
-//! header here.
+//! `bindgen_parameters`. Either way the names are the same. Where a type
+//! crosses into userspace, the layout the driver uses is asserted against
+//! the kernel header here.
 //!
-//! Upstream counterpart: the `kernel` crate's own bindings, once they cover
-//! the IB core.
+//! Upstream counterpart: the `kernel` crate's `bindings`.
 
-#![allow(
+#[cfg(umad_rs_kernel_bindings)]
+pub(crate) use kernel::bindings::*;
+
+#[cfg(not(umad_rs_kernel_bindings))]
+pub(crate) use generated::*;
+
+/// The module's own bindings, out of tree.
+#[cfg(not(umad_rs_kernel_bindings))]
+#[allow(
     clippy::all,
     clippy::pedantic,
     dead_code,
@@ -27,26 +35,28 @@
 )]
 // As the kernel's own bindings crate: bindgen's output trips these on newer
 // compilers.
-#![cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
-#![allow(unnecessary_transmutes)]
-#![cfg_attr(
+#[cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
+#[allow(unnecessary_transmutes)]
+#[cfg_attr(
     CONFIG_RUSTC_HAS_SUSPICIOUS_RUNTIME_SYMBOL_DEFINITIONS,
     allow(suspicious_runtime_symbol_definitions)
 )]
+mod generated {
+    use kernel::ffi;
+    // The kernel's bindgen_parameters derive it for every struct and union
+    // where pin-init has it.
+    #[cfg(umad_rs_maybe_zeroable)]
+    use pin_init::MaybeZeroable;
 
-use kernel::ffi;
-// The kernel's bindgen_parameters derive it for every struct and union
-// where pin-init has it.
-#[cfg(umad_rs_maybe_zeroable)]
-use pin_init::MaybeZeroable;
+    // rust/bindgen_parameters blocklists these so that they map to Rust's
+    // own pointer-sized integers, as in the kernel crate.
+    type __kernel_size_t = usize;
+    type __kernel_ssize_t = isize;
+    type __kernel_ptrdiff_t = isize;
 
-// rust/bindgen_parameters blocklists these so that they map to Rust's own
-// pointer-sized integers, as in the kernel crate.
-type __kernel_size_t = usize;
-type __kernel_ssize_t = isize;
-type __kernel_ptrdiff_t = isize;
-
-include!(env!("IB_UMAD_RS_BINDINGS"));
+    include!(env!("IB_UMAD_RS_BINDINGS"));
+    include!(env!("IB_UMAD_RS_HELPERS"));
+}
 
 /// Fails the build if `$ours` and the kernel's `$theirs` differ in size,
 /// alignment or the offset of any named field.
@@ -138,4 +148,4 @@ assert_same_layout!(
     ]
 );
 const _: () = assert!(crate::rules::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
-const _: () = assert!(crate::rules::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP as u32);
+const _: () = assert!(crate::rules::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP);

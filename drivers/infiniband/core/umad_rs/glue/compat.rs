@@ -5,6 +5,10 @@
 //! kernel tree (see `Kbuild`), never by version numbers: stable kernels
 //! carry backports.
 //!
+//! One probe is used elsewhere: `umad_rs_kunit_tests` puts `rules/`'s unit
+//! tests under `#[kunit_tests]`, an attribute that has to sit on the test
+//! module itself.
+//!
 //! Upstream counterpart: none; this file shrinks as the oldest supported
 //! kernel gains what it papers over.
 
@@ -100,7 +104,7 @@ impl File {
 }
 
 /// `poll_wait(file, queue, table)`: the `kernel` crate's helper where it
-/// has one, the shim's before.
+/// has one, the module's before.
 ///
 /// # Safety
 ///
@@ -119,12 +123,29 @@ pub(crate) unsafe fn poll_wait(
     #[cfg(not(umad_rs_poll_wait))]
     // SAFETY: the caller's promise.
     unsafe {
-        bindings::ib_umad_rs_poll_wait(file, queue, table)
+        bindings::poll_wait(file, queue, table)
     };
 }
 
+/// `inode->i_cdev`, in an anonymous union of `struct inode`, one place
+/// further down where the kernel has `i_linklen` in an anonymous union
+/// before it.
+///
+/// # Safety
+///
+/// `inode` is a valid inode.
+pub(crate) unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings::cdev {
+    #[cfg(umad_rs_inode_linklen)]
+    // SAFETY: the caller's promise.
+    let cdev = unsafe { (*inode).__bindgen_anon_5.i_cdev };
+    #[cfg(not(umad_rs_inode_linklen))]
+    // SAFETY: the caller's promise.
+    let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
+    cdev
+}
+
 /// `dev_name(dev)`: the `kernel` crate's helper where it has one, the
-/// shim's before.
+/// module's before.
 ///
 /// # Safety
 ///
@@ -135,30 +156,30 @@ pub(crate) unsafe fn dev_name(dev: *const bindings::device) -> *const c_char {
     let name = unsafe { kernel::bindings::dev_name(dev.cast()) };
     #[cfg(not(umad_rs_dev_name))]
     // SAFETY: the caller's promise.
-    let name = unsafe { bindings::ib_umad_rs_device_name(dev) };
+    let name = unsafe { bindings::dev_name(dev) };
     name
 }
 
 /// `WARN_ON(true)` here: the `kernel` crate's `warn_on!` where it has one,
-/// which records the caller's file and line in the bug table; the shim's
-/// `WARN_ON` before, which names `shim.c`.
+/// which records the caller's file and line in the bug table; the module's
+/// `WARN_ON` helper before, which names `helpers/fallback.c`.
 macro_rules! warn_here {
     () => {{
         #[cfg(umad_rs_warn_on)]
         kernel::warn_on!(true);
         #[cfg(not(umad_rs_warn_on))]
-        $crate::glue::compat::shim_warn();
+        $crate::glue::compat::helper_warn();
     }};
 }
 pub(crate) use warn_here;
 
-/// `WARN_ON(true)` through the shim.
+/// `WARN_ON(true)` through the module's helper.
 #[cfg(not(umad_rs_warn_on))]
 #[inline(never)]
 #[cold]
-pub(crate) fn shim_warn() {
+pub(crate) fn helper_warn() {
     // SAFETY: `WARN_ON` only logs and taints.
-    unsafe { bindings::ib_umad_rs_WARN_ON(true) };
+    unsafe { bindings::WARN_ON(true) };
 }
 
 /// `module!` with one author, who goes under `authors` (a list) where the

@@ -132,7 +132,7 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
     // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
     // keeps the node's device, hence its owner, alive during the call.
-    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(bindings::ib_umad_rs_inode_cdev(inode)) };
+    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(compat::inode_cdev(inode)) };
     // SAFETY: the VFS passes a valid file for the duration of `open`, on
     // this thread.
     let f = unsafe { File::from_raw(file) };

@@ -125,7 +125,7 @@ impl WaitQueue {
 pub(crate) mod poll_bits {
     use crate::glue::bindings;
 
-    pub(crate) const IN: u32 = bindings::IB_UMAD_RS_EPOLLIN | bindings::IB_UMAD_RS_EPOLLRDNORM;
-    pub(crate) const OUT: u32 = bindings::IB_UMAD_RS_EPOLLOUT | bindings::IB_UMAD_RS_EPOLLWRNORM;
-    pub(crate) const ERR: u32 = bindings::IB_UMAD_RS_EPOLLERR;
+    pub(crate) const IN: u32 = bindings::EPOLLIN | bindings::EPOLLRDNORM;
+    pub(crate) const OUT: u32 = bindings::EPOLLOUT | bindings::EPOLLWRNORM;
+    pub(crate) const ERR: u32 = bindings::EPOLLERR;
 }

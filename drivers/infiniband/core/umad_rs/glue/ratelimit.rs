@@ -52,8 +52,9 @@ impl RateLimit {
     /// Counts a message. Racing callers may let a message or two more
     /// through than `BURST`, as a log limit may.
     pub(crate) fn check(&self) -> Verdict {
-        // SAFETY: reads the jiffies counter.
-        let now = unsafe { bindings::ib_umad_rs_jiffies() };
+        // SAFETY: the jiffies counter is always there; the timer interrupt
+        // writes it, so it is read as C's `READ_ONCE` would.
+        let now = unsafe { core::ptr::addr_of!(bindings::jiffies).read_volatile() };
         let start = self.start.load(Ordering::Relaxed);
         let mut suppressed = 0;
         if start == 0 || now.wrapping_sub(start) >= INTERVAL {

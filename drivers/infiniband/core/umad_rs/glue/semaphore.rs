@@ -31,7 +31,7 @@ impl Semaphore {
         // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {
             // SAFETY: `sema_init` initialises the pinned slot.
-            raw <- Opaque::ffi_init(|slot| unsafe { bindings::ib_umad_rs_sema_init(slot, 1) }),
+            raw <- Opaque::ffi_init(|slot| unsafe { bindings::sema_init(slot, 1) }),
         })
     }
 

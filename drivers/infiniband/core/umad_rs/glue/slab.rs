@@ -107,12 +107,14 @@ impl<T> SlabCache<T> {
         // SAFETY: `name` is 'static, as the cache keeps it; the user copy
         // region lies within an object (type invariant).
         let raw = unsafe {
-            bindings::ib_umad_rs_kmem_cache_create(
+            bindings::kmem_cache_create_usercopy(
                 self.name.as_char_ptr(),
                 size,
                 align,
+                0,
                 user_offset,
                 user_size,
+                None,
             )
         };
         NonNull::new(raw).ok_or(ENOMEM)
@@ -126,8 +128,7 @@ impl<T> SlabCache<T> {
         }
         // SAFETY: `raw` is a live cache (it goes only with the guard, after
         // every object), whose objects hold a `T`.
-        let object =
-            unsafe { bindings::ib_umad_rs_kmem_cache_alloc(raw, kernel::bindings::GFP_KERNEL) };
+        let object = unsafe { bindings::kmem_cache_alloc(raw, kernel::bindings::GFP_KERNEL) };
         let object = NonNull::new(object.cast::<T>()).ok_or(ENOMEM)?;
         // SAFETY: a fresh object, sized and aligned for a `T`.
         unsafe { object.as_ptr().write(value) };

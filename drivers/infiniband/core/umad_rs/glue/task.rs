@@ -14,15 +14,19 @@ use kernel::str::CStr;
 pub(crate) struct TaskComm([u8; COMM_LEN]);
 
 /// `TASK_COMM_LEN`.
-const COMM_LEN: usize = core::mem::size_of::<bindings::ib_umad_rs_comm>();
+// CAST: 16, in any `usize`.
+#[allow(clippy::cast_possible_truncation)]
+const COMM_LEN: usize = bindings::TASK_COMM_LEN as usize;
 
 impl TaskComm {
     /// The calling task's name.
     pub(crate) fn current() -> Self {
-        let mut comm = bindings::ib_umad_rs_comm::default();
-        // SAFETY: `comm` is valid for writes; `get_task_comm` fills it.
-        unsafe { bindings::ib_umad_rs_get_current_comm(&mut comm) };
-        Self(comm.name.map(|c| c.to_ne_bytes()[0]))
+        let mut comm = [0; COMM_LEN];
+        // SAFETY: `comm` is valid for writes of `TASK_COMM_LEN` bytes;
+        // `get_task_comm` fills it from the calling task, which lives
+        // while it runs.
+        unsafe { bindings::get_task_comm(&mut comm, kernel::bindings::get_current().cast()) };
+        Self(comm.map(|c: kernel::ffi::c_char| c.to_ne_bytes()[0]))
     }
 
     pub(crate) fn as_c_str(&self) -> &CStr {

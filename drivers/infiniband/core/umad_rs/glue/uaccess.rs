@@ -25,7 +25,7 @@ fn user_ptr(addr: usize) -> *mut u32 {
 pub(crate) fn get_u32(addr: usize) -> Result<u32> {
     let mut value = 0;
     // SAFETY: `value` is writable; `get_user` checks the user address.
-    let ret = unsafe { bindings::ib_umad_rs_get_user_u32(&mut value, user_ptr(addr)) };
+    let ret = unsafe { bindings::get_user_u32(&mut value, user_ptr(addr)) };
     if ret == 0 {
         Ok(value)
     } else {
@@ -37,7 +37,7 @@ pub(crate) fn get_u32(addr: usize) -> Result<u32> {
 /// nothing; `EFAULT` where the memory is not the caller's.
 pub(crate) fn put_u32(addr: usize, value: u32) -> Result {
     // SAFETY: `put_user` checks the user address.
-    let ret = unsafe { bindings::ib_umad_rs_put_user_u32(value, user_ptr(addr)) };
+    let ret = unsafe { bindings::put_user_u32(value, user_ptr(addr)) };
     if ret == 0 {
         Ok(())
     } else {

@@ -150,7 +150,7 @@ impl<T: ClientOps> Client<T> {
     ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
         // SAFETY: the device is valid; the client is registered whenever
         // another client's callback can run, by the caller's promise.
-        let data = unsafe { bindings::ib_umad_rs_get_client_data(device.as_raw(), self.raw.get()) };
+        let data = unsafe { bindings::ib_get_client_data(device.as_raw(), self.raw.get()) };
         // SAFETY: non-null data is what `add_callback` stored, and the
         // caller guarantees `remove` does not take it back during `'a`.
         (!data.is_null()).then(|| unsafe { T::DeviceData::borrow(data) })

@@ -41,8 +41,8 @@ impl Device {
         // SAFETY: the device is valid by the type invariants.
         let (first, last) = unsafe {
             (
-                bindings::ib_umad_rs_start_port(self.as_raw()),
-                bindings::ib_umad_rs_end_port(self.as_raw()),
+                bindings::rdma_start_port(self.as_raw()),
+                bindings::rdma_end_port(self.as_raw()),
             )
         };
         first..=last
@@ -50,15 +50,11 @@ impl Device {
 
     /// The device's name, as it is now.
     pub(crate) fn name(&self) -> DeviceName {
-        let mut bytes = [0; NAME_MAX];
         // SAFETY: the device is valid and no rename writes its name array
-        // meanwhile (type invariants); the array is `NAME_MAX` bytes (the
-        // shim asserts it).
-        unsafe {
-            let name = bindings::ib_umad_rs_name_array(self.as_raw());
-            core::ptr::copy_nonoverlapping(name.cast::<u8>(), bytes.as_mut_ptr(), NAME_MAX);
-        }
-        DeviceName::new(bytes)
+        // meanwhile (type invariants). The array has `NAME_MAX` bytes, or
+        // `DeviceName::new` would not take it.
+        let name = unsafe { (*self.as_raw()).name };
+        DeviceName::new(name.map(|c| c.to_ne_bytes()[0]))
     }
 
     /// A handle on the device that outlives this callback.
@@ -76,14 +72,15 @@ impl Device {
     /// The device's index, which tracepoints report; fixed for its life.
     pub(crate) fn index(&self) -> u32 {
         // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_device_index(self.as_raw()) }
+        unsafe { (*self.as_raw()).index }
     }
 
     /// The device's parent, under which its umad nodes sit in sysfs; `None`
     /// for a device without one (soft-RoCE).
     pub(crate) fn parent(&self) -> Option<DeviceRef<'_>> {
-        // SAFETY: the device is valid by the type invariants.
-        let parent = NonNull::new(unsafe { bindings::ib_umad_rs_dev_parent(self.as_raw()) })?;
+        // SAFETY: the device is valid by the type invariants; its `dev` is
+        // in an anonymous union with `coredev`, which starts with it.
+        let parent = NonNull::new(unsafe { (*self.as_raw()).__bindgen_anon_1.dev.parent })?;
         // SAFETY: a registered IB device holds a reference on its parent,
         // which so lives at least as long as `self` is borrowed.
         Some(unsafe { DeviceRef::from_raw(parent) })
@@ -96,7 +93,7 @@ impl Device {
         }
         // SAFETY: the device is valid by the type invariants; the helper only
         // indexes `port_data`, and `port` is one of the device's ports.
-        unsafe { bindings::ib_umad_rs_cap_ib_mad(self.as_raw(), port) }
+        unsafe { bindings::rdma_cap_ib_mad(self.as_raw(), port) }
     }
 
     /// Whether `port` has a subnet management interface (`rdma_cap_ib_smi`).
@@ -105,7 +102,7 @@ impl Device {
             return false;
         }
         // SAFETY: as in `has_mad`.
-        unsafe { bindings::ib_umad_rs_cap_ib_smi(self.as_raw(), port) }
+        unsafe { bindings::rdma_cap_ib_smi(self.as_raw(), port) }
     }
 }
 
@@ -165,8 +162,14 @@ impl DeviceHandle {
     /// Whether the calling task's network namespace may use the device
     /// (`rdma_dev_access_netns`).
     pub(crate) fn accessible_from_current_netns(&self) -> bool {
-        // SAFETY: the device is valid by the type invariants.
-        unsafe { bindings::ib_umad_rs_access_netns(self.as_raw()) }
+        // SAFETY: a task's own `nsproxy` stays while it runs, and its
+        // network namespace with it; the device is valid by the type
+        // invariants.
+        unsafe {
+            let task = kernel::bindings::get_current();
+            let nsproxy = (*task).nsproxy.cast::<bindings::nsproxy>();
+            bindings::rdma_dev_access_netns(self.as_raw(), (*nsproxy).net_ns)
+        }
     }
 
     /// Sets or clears the `IsSM` capability bit of `port`, which tells the

@@ -242,33 +242,32 @@ impl<H: MadHandler> Agent<H> {
         // All zeroes: no GRH, no GID attribute, type UNDEFINED until set
         // below.
         let mut attr = bindings::rdma_ah_attr::default();
-        // SAFETY: the agent's device is registered; `attr` is valid and the
-        // setters only write it.
+        // The setters ib_umad_write uses, in its order. SAFETY: the agent's
+        // device is registered; `attr` is valid and the setters only write
+        // it; `rdma_ah_set_dgid_raw` only reads the GID it is given.
         unsafe {
-            bindings::ib_umad_rs_ah_init(
-                &mut attr,
-                agent.device(),
-                agent.port_num(),
-                to.dlid.into(),
-                to.sl,
-                to.path_bits,
-            );
+            attr.type_ = bindings::rdma_ah_find_type(agent.device(), agent.port_num());
+            bindings::rdma_ah_set_dlid(&mut attr, to.dlid.into());
+            bindings::rdma_ah_set_sl(&mut attr, to.sl);
+            bindings::rdma_ah_set_path_bits(&mut attr, to.path_bits);
+            bindings::rdma_ah_set_port_num(&mut attr, agent.port_num());
             if let Some(grh) = &to.grh {
-                bindings::ib_umad_rs_ah_set_grh(
+                bindings::rdma_ah_set_grh(
                     &mut attr,
+                    core::ptr::null_mut(),
                     grh.flow_label,
                     grh.sgid_index,
                     grh.hop_limit,
                     grh.traffic_class,
-                    grh.dgid.as_ptr().cast(),
                 );
+                bindings::rdma_ah_set_dgid_raw(&mut attr, grh.dgid.as_ptr().cast_mut().cast());
             }
         }
-        // SAFETY: the agent's PD is valid while it is registered; `attr`
-        // is initialised; no udata from the kernel.
+        // SAFETY: the agent's QP and its PD are valid while it is
+        // registered; `attr` is initialised; no udata from the kernel.
         let ah = unsafe {
             bindings::rdma_create_user_ah(
-                bindings::ib_umad_rs_agent_pd(self.raw.as_ptr()),
+                (*(*self.raw.as_ptr()).qp).pd,
                 &mut attr,
                 core::ptr::null_mut(),
             )
@@ -620,7 +619,7 @@ impl RecvCompletion<'_> {
         })?;
         // SAFETY: `attr` was initialised with a GRH above.
         let route = unsafe {
-            let grh = &*bindings::ib_umad_rs_ah_read_grh(&attr);
+            let grh = &*bindings::rdma_ah_read_grh(&attr);
             GlobalRoute {
                 flow_label: grh.flow_label,
                 sgid_index: grh.sgid_index,
