@@ -110,7 +110,7 @@ module_sources() { # dir
 	mkdir -p "$1"
 	(cd "$REPO_DIR" && rsync -a -R --checksum --delete --exclude '*.o' --exclude '.*.cmd' \
 		--exclude '*.ko' --exclude '*.mod*' --exclude 'ib_umad_rs_bindings.rs' \
-		--exclude modules.order --exclude Module.symvers \
+		--exclude 'ib_umad_rs_helpers.rs' --exclude modules.order --exclude Module.symvers \
 		Kbuild Makefile drivers tools/build-for-debian.sh tools/modprobe.d "$1/")
 }
 

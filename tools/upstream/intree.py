@@ -15,6 +15,18 @@ edited:
         rust/helpers/infiniband.c goes under INFINIBAND SUBSYSTEM in
         MAINTAINERS, as subsystems list their helpers.
 
+    intree.py abstraction <module dir> <kernel tree> <name>
+        The glue module glue/<name>.rs becomes the kernel crate's, at the
+        path tools/upstream/abstractions gives: its bindings are the crate's,
+        what it made pub(crate) is pub, its code's kernel:: paths are crate::
+        (its doc tests keep kernel::, being outside the crate), and its
+        "Upstream counterpart" paragraph goes (it is that counterpart). Its
+        parent module declares it, and its MAINTAINERS entry lists it.
+
+    intree.py glue <module dir> <kernel tree>
+        The driver's glue.rs in the tree: each moved module is the kernel
+        crate's, re-exported under its old name.
+
     intree.py kbuild <module Kbuild> <output>
         The module's Kbuild, as the tree builds it: the probe for the kernel's
         bindings goes, with the out-of-tree branch it chooses against (the
@@ -214,9 +226,83 @@ def kbuild(source, output):
     write(output, lines)
 
 
+def abstractions(module):
+    """{glue module: (its path in the tree, its MAINTAINERS entry)}."""
+    table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "abstractions")
+    rows = {}
+    for line in read(table):
+        if line and not line.startswith("#"):
+            name, path, entry = line.split("\t")
+            rows[name] = (path, entry)
+    return rows
+
+
+def crate_path(path):
+    """rust/kernel/sync/semaphore.rs: kernel::sync::semaphore."""
+    return "kernel::" + path[len("rust/kernel/"):-len(".rs")].replace("/", "::")
+
+
+def abstraction(module, tree, name):
+    path, entry = abstractions(module)[name]
+    lines = read(os.path.join(module, "glue", f"{name}.rs"))
+    out, skipping = [], False
+    for line in lines:
+        if line.startswith("//! Upstream counterpart:"):
+            skipping = True
+            if out and out[-1] == "//!":
+                out.pop()
+            continue
+        if skipping:
+            if line.startswith("//!") and line != "//!":
+                continue
+            skipping = False
+        doc = line.lstrip().startswith(("///", "//!"))
+        if not doc:
+            if re.search(r"\bsuper::|\bcrate::|\bpub\((super|in)\b", line) and \
+                    "use super::bindings;" not in line:
+                sys.exit(f"glue/{name}.rs is not self-contained: {line.strip()}")
+            line = line.replace("use super::bindings;", "use crate::bindings;")
+            line = line.replace("pub(crate) ", "pub ")
+            line = re.sub(r"(?<![\w`])kernel::", "crate::", line)
+        out.append(line)
+    target = os.path.join(tree, path)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    write(target, out)
+
+    parent = os.path.dirname(target) + ".rs"
+    if os.path.basename(os.path.dirname(target)) == "kernel":
+        parent = os.path.join(os.path.dirname(target), "lib.rs")
+    lines = read(parent)
+    decl = re.compile(r"^(?:pub )?mod (\w+);$")
+    if any(decl.match(line) for line in lines):
+        insert_sorted(lines, (0, len(lines)), [f"pub mod {name};"],
+                      key=lambda line: decl.match(line) and decl.match(line).group(1))
+    else:
+        # The parent's first submodule: before its imports.
+        at = next(i for i, line in enumerate(lines) if line.startswith("use "))
+        lines[at:at] = [f"pub mod {name};", ""]
+    write(parent, lines)
+    maintain(tree, entry, path)
+
+
+def glue(module, tree):
+    path = os.path.join(tree, IB_CORE, "umad_rs/glue.rs")
+    lines = read(path)
+    for name, (target, _) in abstractions(module).items():
+        old = f"pub(crate) mod {name};"
+        if old not in lines:
+            sys.exit(f"glue.rs does not declare {name}")
+        lines[lines.index(old)] = f"pub(crate) use {crate_path(target)};"
+    write(path, lines)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "bindings":
         bindings(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "abstraction":
+        abstraction(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 4 and sys.argv[1] == "glue":
+        glue(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "kbuild":
         kbuild(sys.argv[2], sys.argv[3])
     else:

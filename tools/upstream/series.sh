@@ -71,6 +71,12 @@ gen_bindings() {
 	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work"
 }
 
+# A generic glue module of the driver, moved into the kernel crate
+# (abstractions lists them; intree.py says how).
+gen_abstraction() { # name
+	python3 "$here/intree.py" abstraction "$REPO_DIR/$core/umad_rs" "$work" "$1"
+}
+
 # The driver: the module's directory, hooked into the IB Kconfig and
 # Makefile as Kconfig at the top of this tree describes, and its
 # documentation. The out-of-tree build's own bindings and helpers stay
@@ -83,6 +89,12 @@ gen_driver() {
 		--exclude /glue/helpers.c --exclude /glue/helpers/ \
 		"$REPO_DIR/$core/umad_rs/" "$work/$core/umad_rs/"
 	python3 "$here/intree.py" kbuild "$REPO_DIR/$core/umad_rs/Kbuild" "$work/$core/umad_rs/Kbuild"
+	# The glue modules the kernel crate now has are its own.
+	local name
+	for name in $(grep -v '^#' "$here/abstractions" | cut -f1); do
+		rm "$work/$core/umad_rs/glue/$name.rs"
+	done
+	python3 "$here/intree.py" glue "$REPO_DIR/$core/umad_rs" "$work"
 	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"
 	sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
 		"$work/drivers/infiniband/Kconfig"
@@ -115,7 +127,7 @@ gen_selftests() {
 # The same date on every generated commit: an unchanged tree gives the
 # same series.
 export GIT_AUTHOR_DATE=2026-11-27T00:00:00Z GIT_COMMITTER_DATE=2026-11-27T00:00:00Z
-while read -r kind name; do
+while read -r kind name arg; do
 	case $kind in
 	'#'* | '') continue ;;
 	patch)
@@ -123,9 +135,9 @@ while read -r kind name; do
 			die "patches/$name does not apply"
 		;;
 	gen)
-		"gen_$name"
+		"gen_$name" ${arg:+"$arg"}
 		git_work add -A -f
-		git_work commit -q -s -F "$here/messages/$name"
+		git_work commit -q -s -F "$here/messages/$name${arg:+-$arg}"
 		;;
 	*) die "series: unknown kind '$kind'" ;;
 	esac

@@ -5,8 +5,11 @@
 //! in each `INTERVAL`, and a count of the ones held back when the next
 //! interval lets a message through.
 //!
-//! Upstream counterpart: none in the `kernel` crate (C has `__ratelimit`
-//! and `struct ratelimit_state`, whose initialiser Rust cannot make const).
+//! C header: [`include/linux/ratelimit.h`](srctree/include/linux/ratelimit.h),
+//! whose `struct ratelimit_state` has an initialiser Rust cannot make
+//! `const`, so the state here is Rust's own, with `__ratelimit`'s rules.
+//!
+//! Upstream counterpart: none in the `kernel` crate.
 
 use super::bindings;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -21,6 +24,18 @@ const INTERVAL: usize = kernel::bindings::DEFAULT_RATELIMIT_INTERVAL as usize;
 
 /// One place's message budget.
 ///
+/// # Examples
+///
+/// ```
+/// use kernel::print::ratelimit::{RateLimit, Verdict};
+///
+/// static LIMIT: RateLimit = RateLimit::new();
+/// for _ in 0..10 {
+///     assert!(matches!(LIMIT.check(), Verdict::Print { suppressed: 0 }));
+/// }
+/// assert!(matches!(LIMIT.check(), Verdict::Suppress));
+/// ```
+///
 /// # Invariants
 ///
 /// `start` is the jiffies at which the current interval began (0: none
@@ -33,13 +48,17 @@ pub(crate) struct RateLimit {
 
 /// What to do with one message.
 pub(crate) enum Verdict {
-    /// Print it; `suppressed` messages were held back before it.
-    Print { suppressed: u32 },
+    /// Print it.
+    Print {
+        /// How many messages were held back before it.
+        suppressed: u32,
+    },
     /// Hold it back.
     Suppress,
 }
 
 impl RateLimit {
+    /// A budget with no message counted yet.
     pub(crate) const fn new() -> Self {
         // INVARIANT: no interval yet.
         Self {

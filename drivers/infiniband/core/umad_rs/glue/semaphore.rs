@@ -1,16 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A counting semaphore (`struct semaphore`), which 6.12's `kernel` crate
-//! lacks. ib_umad uses one per port to let a single IsSM holder in: the
-//! holder is whoever opened issmN and has not closed it yet, which is not a
-//! scope, so taking it does not return a guard.
+//! Semaphores (`struct semaphore`).
 //!
-//! Upstream counterpart: none yet.
+//! C header: [`include/linux/semaphore.h`](srctree/include/linux/semaphore.h).
+//!
+//! Taking one does not return a guard: a semaphore is for a hold that is
+//! not a scope, such as ib_umad's IsSM bit, held by whoever opened issmN
+//! and has not closed it yet.
+//!
+//! Upstream counterpart: none yet; 6.12's and 7.3's `kernel` crates have no
+//! semaphore.
 
-use crate::glue::bindings;
+use super::bindings;
 use kernel::{prelude::*, types::Opaque};
 
 /// A binary semaphore, free when made.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::sync::semaphore::Semaphore;
+///
+/// let sem = KBox::pin_init(Semaphore::new(), GFP_KERNEL)?;
+/// sem.try_down()?;
+/// assert_eq!(sem.try_down(), Err(EAGAIN));
+/// sem.up();
+/// sem.down_interruptible()?;
+/// sem.up();
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Invariants
 ///
@@ -27,6 +45,7 @@ unsafe impl Send for Semaphore {}
 unsafe impl Sync for Semaphore {}
 
 impl Semaphore {
+    /// A new semaphore, free.
     pub(crate) fn new() -> impl PinInit<Self> {
         // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {

@@ -5,10 +5,12 @@
 //! through `krealloc`). A cache is a `static`, made when the module loads
 //! and destroyed when it unloads.
 //!
+//! C header: [`include/linux/slab.h`](srctree/include/linux/slab.h).
+//!
 //! Upstream counterpart: none yet (a `kernel::alloc::KmemCache` has been
 //! proposed); it would replace this file.
 
-use crate::glue::bindings;
+use super::bindings;
 use core::{
     marker::PhantomData,
     mem::{align_of, size_of},
@@ -19,6 +21,26 @@ use core::{
 use kernel::{prelude::*, str::CStr};
 
 /// A slab cache of `T`s; empty until `create`.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::slab::{SlabCache, UserCopy};
+///
+/// static CACHE: SlabCache<[u8; 64]> =
+///     SlabCache::new(c"rust_doctest_slab", UserCopy { offset: 0, size: 64 });
+///
+/// // SAFETY: the box is dropped before the guard.
+/// let guard = unsafe { CACHE.create() }?;
+/// // SAFETY: as above, for a second guard, which cannot be had.
+/// assert!(unsafe { CACHE.create() }.is_err());
+/// let mut object = CACHE.alloc([7; 64])?;
+/// object[1] = 8;
+/// assert_eq!((object[0], object[1]), (7, 8));
+/// drop(object);
+/// drop(guard);
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Invariants
 ///
@@ -40,7 +62,9 @@ pub(crate) struct SlabCache<T> {
 /// and a cache with such a region is never merged with another.
 #[derive(Clone, Copy)]
 pub(crate) struct UserCopy {
+    /// Where the region starts in an object.
     pub(crate) offset: usize,
+    /// How many bytes it has.
     pub(crate) size: usize,
 }
 
@@ -175,6 +199,8 @@ impl<T> SlabBox<T> {
         ptr
     }
 
+    /// Takes back a box that `into_raw` gave up.
+    ///
     /// # Safety
     ///
     /// `ptr` came from `into_raw` of a box of `cache`, and is taken back
