@@ -288,11 +288,15 @@ def abstraction(module, tree, name):
 def glue(module, tree):
     path = os.path.join(tree, IB_CORE, "umad_rs/glue.rs")
     lines = read(path)
+    uses = []
     for name, (target, _) in abstractions(module).items():
         old = f"pub(crate) mod {name};"
         if old not in lines:
             sys.exit(f"glue.rs does not declare {name}")
-        lines[lines.index(old)] = f"pub(crate) use {crate_path(target)};"
+        lines.remove(old)
+        uses.append(f"pub(crate) use {crate_path(target)};")
+    last = max(i for i, line in enumerate(lines) if line.startswith("pub(crate) mod "))
+    lines[last + 1:last + 1] = ["", "// What the kernel crate has, under the names the driver uses."] + sorted(uses)
     write(path, lines)
 
 

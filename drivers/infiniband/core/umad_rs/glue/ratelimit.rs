@@ -57,6 +57,12 @@ pub(crate) enum Verdict {
     Suppress,
 }
 
+impl Default for RateLimit {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl RateLimit {
     /// A budget with no message counted yet.
     pub(crate) const fn new() -> Self {

@@ -11,6 +11,8 @@
 //! proposed); it would replace this file.
 
 use super::bindings;
+use kernel::{prelude::*, str::CStr};
+
 use core::{
     marker::PhantomData,
     mem::{align_of, size_of},
@@ -18,7 +20,6 @@ use core::{
     ptr::{self, NonNull},
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
-use kernel::{prelude::*, str::CStr};
 
 /// A slab cache of `T`s; empty until `create`.
 ///

@@ -242,9 +242,11 @@ impl<H: MadHandler> Agent<H> {
         // All zeroes: no GRH, no GID attribute, type UNDEFINED until set
         // below.
         let mut attr = bindings::rdma_ah_attr::default();
-        // The setters ib_umad_write uses, in its order. SAFETY: the agent's
-        // device is registered; `attr` is valid and the setters only write
-        // it; `rdma_ah_set_dgid_raw` only reads the GID it is given.
+        // The setters ib_umad_write uses, in its order.
+        //
+        // SAFETY: the agent's device is registered; `attr` is valid and the
+        // setters only write it; `rdma_ah_set_dgid_raw` only reads the GID
+        // it is given.
         unsafe {
             attr.type_ = bindings::rdma_ah_find_type(agent.device(), agent.port_num());
             bindings::rdma_ah_set_dlid(&mut attr, to.dlid.into());
