@@ -184,9 +184,10 @@ def helpers(module, tree):
         theirs = read(target)
         includes, functions = split_helpers(ours)
         have = set(HELPER.findall("\n".join(theirs)))
-        last = max(i for i, line in enumerate(theirs) if line.startswith("#include"))
+        first = next(i for i, line in enumerate(theirs) if line.startswith("#include"))
+        block = run_around(theirs, first, INCLUDE)
         new = [line for line in includes if line not in theirs]
-        theirs[last + 1:last + 1] = new
+        insert_sorted(theirs, block, new, key=include_key)
         while theirs and theirs[-1] == "":
             theirs.pop()
         for function in functions:
@@ -209,19 +210,17 @@ def kbuild(source, output):
             if depth == 1:
                 i += 1
                 continue
-        elif line == "else" and depth == 1:
+        elif line.split("#")[0].strip() == "else" and depth == 1:
             branch = "else"
             i += 1
             continue
-        elif line == "endif":
+        elif line.split("#")[0].strip() == "endif":
             depth -= 1
             if depth == 0:
                 break
         if branch == "then":
             taken.append(line)
         i += 1
-    # The comment above the probe says what both branches are for; in the
-    # tree only the first is, and the comment stays with it.
     lines[probe:i + 1] = taken
     write(output, lines)
 
@@ -256,14 +255,17 @@ def abstraction(module, tree, name):
             if line.startswith("//!") and line != "//!":
                 continue
             skipping = False
-        doc = line.lstrip().startswith(("///", "//!"))
-        if not doc:
+        comment = line.lstrip().startswith("//")
+        if not comment:
             if re.search(r"\bsuper::|\bcrate::|\bpub\((super|in)\b", line) and \
                     "use super::bindings;" not in line:
                 sys.exit(f"glue/{name}.rs is not self-contained: {line.strip()}")
             line = line.replace("use super::bindings;", "use crate::bindings;")
             line = line.replace("pub(crate) ", "pub ")
-            line = re.sub(r"(?<![\w`])kernel::", "crate::", line)
+            if '"' in line or "macro_rules!" in line or "$crate" in line:
+                sys.exit(f"glue/{name}.rs: a string or macro in code, which the rewrite of "
+                         f"kernel:: paths does not handle: {line.strip()}")
+            line = re.sub(r"(?<![\w`:$])kernel::", "crate::", line)
         out.append(line)
     target = os.path.join(tree, path)
     os.makedirs(os.path.dirname(target), exist_ok=True)

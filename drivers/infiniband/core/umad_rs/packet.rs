@@ -37,7 +37,8 @@ static PACKETS: SlabCache<Packet> = SlabCache::new(
 ///
 /// # Safety
 ///
-/// The guard is dropped only once every packet is freed.
+/// The guard is dropped only once every packet is freed and no packet is
+/// being made (the module's exit, after both IB clients are gone).
 pub(crate) unsafe fn create_cache() -> Result<CacheGuard<Packet>> {
     // SAFETY: the caller promised.
     unsafe { PACKETS.create() }

@@ -324,10 +324,13 @@ impl FileOps for IssmFileOps {
     type Ptr = Arc<Port>;
 
     fn open(port: ArcBorrow<'_, Port>, file: &File) -> Result<Arc<Port>> {
+        // ib_umad's errors: EAGAIN, or ERESTARTSYS whatever the wait says.
         if file.is_nonblocking() {
-            port.sm_sem.try_down()?;
+            if !port.sm_sem.try_down() {
+                return Err(EAGAIN);
+            }
         } else {
-            port.sm_sem.down_interruptible()?;
+            port.sm_sem.down_interruptible().map_err(|_| ERESTARTSYS)?;
         }
         // ib_umad would go on with a removed device here; not us.
         let set_sm = {

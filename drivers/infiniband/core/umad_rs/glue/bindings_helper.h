@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <linux/nospec.h>
 #include <linux/poll.h>
+#include <linux/ratelimit.h>
 #include <linux/semaphore.h>
 #include <linux/slab.h>
 #include <rdma/ib_mad.h>

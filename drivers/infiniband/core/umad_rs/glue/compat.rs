@@ -133,7 +133,7 @@ pub(crate) unsafe fn poll_wait(
 ///
 /// # Safety
 ///
-/// `inode` is a valid inode.
+/// `inode` is a valid character device inode, whose union holds `i_cdev`.
 pub(crate) unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings::cdev {
     #[cfg(umad_rs_inode_linklen)]
     // SAFETY: the caller's promise.

@@ -20,7 +20,7 @@ const BURST: u32 = 10;
 /// `DEFAULT_RATELIMIT_INTERVAL` (`5 * HZ`), in jiffies.
 // CAST: a u32 widened; every target the kernel supports has a usize of 32
 // bits or more.
-const INTERVAL: usize = kernel::bindings::DEFAULT_RATELIMIT_INTERVAL as usize;
+const INTERVAL: usize = bindings::DEFAULT_RATELIMIT_INTERVAL as usize;
 
 /// One place's message budget.
 ///
@@ -77,8 +77,9 @@ impl RateLimit {
     /// Counts a message. Racing callers may let a message or two more
     /// through than `BURST`, as a log limit may.
     pub(crate) fn check(&self) -> Verdict {
-        // SAFETY: the jiffies counter is always there; the timer interrupt
-        // writes it, so it is read as C's `READ_ONCE` would.
+        // SAFETY: the jiffies counter is always there. The timer interrupt
+        // writes it, an aligned word, so a volatile read sees it old or new,
+        // never torn: C's `READ_ONCE`, as `LocalFile::flags` reads `f_flags`.
         let now = unsafe { core::ptr::addr_of!(bindings::jiffies).read_volatile() };
         let start = self.start.load(Ordering::Relaxed);
         let mut suppressed = 0;

@@ -5,14 +5,14 @@
 //! C header: [`include/linux/semaphore.h`](srctree/include/linux/semaphore.h).
 //!
 //! Taking one does not return a guard: a semaphore is for a hold that is
-//! not a scope, such as ib_umad's IsSM bit, held by whoever opened issmN
-//! and has not closed it yet.
+//! not a scope, such as one that lasts from a file's open to its release;
+//! whoever took it gives it back with [`Semaphore::up`].
 //!
 //! Upstream counterpart: none yet; 6.12's and 7.3's `kernel` crates have no
 //! semaphore.
 
 use super::bindings;
-use kernel::{prelude::*, types::Opaque};
+use kernel::{error::to_result, prelude::*, types::Opaque};
 
 /// A binary semaphore, free when made.
 ///
@@ -22,8 +22,8 @@ use kernel::{prelude::*, types::Opaque};
 /// use kernel::sync::semaphore::Semaphore;
 ///
 /// let sem = KBox::pin_init(Semaphore::new(), GFP_KERNEL)?;
-/// sem.try_down()?;
-/// assert_eq!(sem.try_down(), Err(EAGAIN));
+/// assert!(sem.try_down());
+/// assert!(!sem.try_down());
 /// sem.up();
 /// sem.down_interruptible()?;
 /// sem.up();
@@ -54,23 +54,17 @@ impl Semaphore {
         })
     }
 
-    /// Takes it if free; `EAGAIN` otherwise.
-    pub(crate) fn try_down(&self) -> Result {
+    /// Takes it if free; whether it did (`down_trylock`).
+    pub(crate) fn try_down(&self) -> bool {
         // SAFETY: initialised, by the type invariants.
-        match unsafe { bindings::down_trylock(self.raw.get()) } {
-            0 => Ok(()),
-            _ => Err(EAGAIN),
-        }
+        unsafe { bindings::down_trylock(self.raw.get()) == 0 }
     }
 
-    /// Waits until it is free and takes it; `ERESTARTSYS` if a signal
-    /// comes first.
+    /// Waits until it is free and takes it; `EINTR` if a signal comes
+    /// first (`down_interruptible`).
     pub(crate) fn down_interruptible(&self) -> Result {
         // SAFETY: initialised, by the type invariants.
-        match unsafe { bindings::down_interruptible(self.raw.get()) } {
-            0 => Ok(()),
-            _ => Err(ERESTARTSYS),
-        }
+        to_result(unsafe { bindings::down_interruptible(self.raw.get()) })
     }
 
     /// Gives back what `try_down` or `down_interruptible` took.

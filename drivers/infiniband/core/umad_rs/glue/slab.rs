@@ -31,7 +31,8 @@ use core::{
 /// static CACHE: SlabCache<[u8; 64]> =
 ///     SlabCache::new(c"rust_doctest_slab", UserCopy { offset: 0, size: 64 });
 ///
-/// // SAFETY: the box is dropped before the guard.
+/// // SAFETY: the box is dropped before the guard, and nothing allocates
+/// // after that.
 /// let guard = unsafe { CACHE.create() }?;
 /// // SAFETY: as above, for a second guard, which cannot be had.
 /// assert!(unsafe { CACHE.create() }.is_err());
@@ -104,7 +105,8 @@ impl<T> SlabCache<T> {
     /// # Safety
     ///
     /// Every [`SlabBox`] from the cache is dropped before the returned
-    /// guard is: a box frees its object into the cache.
+    /// guard is (a box frees its object into the cache), and no `alloc`
+    /// runs once the guard starts to drop (it destroys the cache).
     pub(crate) unsafe fn create(&'static self) -> Result<CacheGuard<T>> {
         if self.created.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);

@@ -8,8 +8,8 @@
 //! labels. Out of tree, `declare_trace!` cannot reach them, and the
 //! module's helpers check the key (`trace_*_enabled()`, as a C caller
 //! would) and fire the event: a call and a return for an event nobody
-//! enabled. Either way the key is asked before the event's record is put
-//! together.
+//! enabled, asked before the event's record is put together; in the tree,
+//! the 24-byte copy of the MAD header comes first.
 //!
 //! Upstream counterpart: `kernel::tracepoint::declare_trace!`.
 

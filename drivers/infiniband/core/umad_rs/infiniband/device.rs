@@ -163,12 +163,14 @@ impl DeviceHandle {
     /// (`rdma_dev_access_netns`).
     pub(crate) fn accessible_from_current_netns(&self) -> bool {
         // SAFETY: a task's own `nsproxy` stays while it runs, and its
-        // network namespace with it; the device is valid by the type
-        // invariants.
+        // network namespace with it; both are read with the kernel crate's
+        // bindings, whose layouts are the kernel's (out of tree, the
+        // module's own `net` is opaque, only passed on). The device is
+        // valid by the type invariants.
         unsafe {
             let task = kernel::bindings::get_current();
-            let nsproxy = (*task).nsproxy.cast::<bindings::nsproxy>();
-            bindings::rdma_dev_access_netns(self.as_raw(), (*nsproxy).net_ns)
+            let net = (*(*task).nsproxy).net_ns;
+            bindings::rdma_dev_access_netns(self.as_raw(), net.cast())
         }
     }
 

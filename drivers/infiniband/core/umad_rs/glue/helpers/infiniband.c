@@ -22,12 +22,6 @@ __rust_helper bool rust_helper_rdma_cap_ib_smi(const struct ib_device *device, u
 	return rdma_cap_ib_smi(device, port_num);
 }
 
-__rust_helper bool rust_helper_rdma_dev_access_netns(const struct ib_device *device,
-						     const struct net *net)
-{
-	return rdma_dev_access_netns(device, net);
-}
-
 __rust_helper void *rust_helper_ib_get_client_data(struct ib_device *device,
 						   struct ib_client *client)
 {
