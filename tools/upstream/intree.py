@@ -81,7 +81,6 @@ def insert_sorted(lines, block, new, key):
             at = next(i for i in range(start, end) if key(lines[i]) is not None)
         lines.insert(at, line)
         end += 1
-    return end
 
 
 def run_around(lines, index, pattern):

@@ -71,35 +71,6 @@ mod events {
     }
 }
 
-/// Fires `event` for a MAD whose common header is `mad`, if anyone listens
-/// (`declare_trace!`'s check comes after the 24-byte copy of the header).
-#[cfg(umad_rs_kernel_bindings)]
-pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
-    let fire = match event {
-        Event::Write => events::ib_umad_write,
-        Event::ReadRecv => events::ib_umad_read_recv,
-        Event::ReadSend => events::ib_umad_read_send,
-    };
-    let hdr = core::ptr::from_ref(hdr).cast();
-    // SAFETY: `UserMadHdr` has `ib_user_mad_hdr`'s layout (asserted in
-    // `bindings`); the MAD header is valid during the call.
-    with_mad_hdr(mad, |mad| unsafe {
-        fire(origin.device_index, origin.port, hdr, mad)
-    });
-}
-
-/// Calls `f` with the common header of `mad` (zeroes past its end), copied
-/// where the 8-byte alignment of its `tid` holds, which a byte slice lacks.
-fn with_mad_hdr(mad: &[u8], f: impl FnOnce(*const bindings::ib_mad_hdr)) {
-    let mut mad_hdr = bindings::ib_mad_hdr::default();
-    let len = mad.len().min(MAD_HDR_SIZE);
-    // SAFETY: `mad_hdr` is `MAD_HDR_SIZE` bytes, at least `len`.
-    unsafe {
-        core::ptr::copy_nonoverlapping(mad.as_ptr(), core::ptr::from_mut(&mut mad_hdr).cast(), len)
-    };
-    f(&mad_hdr);
-}
-
 /// Whether `event` has a probe attached.
 #[cfg(not(umad_rs_kernel_bindings))]
 fn is_enabled(event: Event) -> bool {
@@ -112,21 +83,60 @@ fn is_enabled(event: Event) -> bool {
     unsafe { enabled() }
 }
 
-/// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
-#[cfg(not(umad_rs_kernel_bindings))]
-pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
-    if !is_enabled(event) {
-        return;
+/// The C entry point that fires `event`: `declare_trace!`'s in the tree,
+/// which asks the key itself, the module's helper out of it.
+#[cfg(umad_rs_kernel_bindings)]
+fn tracepoint(event: Event) -> TracepointFn {
+    match event {
+        Event::Write => events::ib_umad_write,
+        Event::ReadRecv => events::ib_umad_read_recv,
+        Event::ReadSend => events::ib_umad_read_send,
     }
-    let fire = match event {
+}
+
+/// The C entry point that fires `event`.
+#[cfg(not(umad_rs_kernel_bindings))]
+fn tracepoint(event: Event) -> TracepointFn {
+    match event {
         Event::Write => bindings::trace_ib_umad_write,
         Event::ReadRecv => bindings::trace_ib_umad_read_recv,
         Event::ReadSend => bindings::trace_ib_umad_read_send,
+    }
+}
+
+/// What fires one of the events: `declare_trace!`'s Rust function.
+#[cfg(umad_rs_kernel_bindings)]
+type TracepointFn =
+    unsafe fn(u32, u32, *const bindings::ib_user_mad_hdr, *const bindings::ib_mad_hdr);
+
+/// What fires one of the events: a C helper.
+#[cfg(not(umad_rs_kernel_bindings))]
+type TracepointFn =
+    unsafe extern "C" fn(u32, u32, *const bindings::ib_user_mad_hdr, *const bindings::ib_mad_hdr);
+
+/// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
+/// Out of tree the key is asked first; in the tree `declare_trace!` asks
+/// it, after the 24-byte copy of the header.
+pub(crate) fn emit(event: Event, origin: Origin, hdr: &UserMadHdr, mad: &[u8]) {
+    #[cfg(not(umad_rs_kernel_bindings))]
+    if !is_enabled(event) {
+        return;
+    }
+    let mut mad_hdr = bindings::ib_mad_hdr::default();
+    let len = mad.len().min(MAD_HDR_SIZE);
+    // SAFETY: `mad_hdr` is `MAD_HDR_SIZE` bytes, at least `len`; a copy
+    // keeps the 8-byte alignment of its `tid` that a byte slice lacks.
+    unsafe {
+        core::ptr::copy_nonoverlapping(mad.as_ptr(), core::ptr::from_mut(&mut mad_hdr).cast(), len)
     };
-    let hdr = core::ptr::from_ref(hdr).cast();
     // SAFETY: `UserMadHdr` has `ib_user_mad_hdr`'s layout (asserted in
-    // `bindings`); the MAD header is valid during the call.
-    with_mad_hdr(mad, |mad| unsafe {
-        fire(origin.device_index, origin.port, hdr, mad)
-    });
+    // `bindings`); both pointers are valid for the call.
+    unsafe {
+        tracepoint(event)(
+            origin.device_index,
+            origin.port,
+            core::ptr::from_ref(hdr).cast(),
+            &mad_hdr,
+        )
+    };
 }
