@@ -16,16 +16,22 @@ edited:
         MAINTAINERS, as subsystems list their helpers.
 
     intree.py abstraction <module dir> <kernel tree> <name>
-        The glue module glue/<name>.rs becomes the kernel crate's, at the
-        path tools/upstream/abstractions gives: its bindings are the crate's,
-        what it made pub(crate) is pub, its code's kernel:: paths are crate::
-        (its doc tests keep kernel::, being outside the crate), and its
+        The module's <name> (glue/<name>.rs, or a top-level module with its
+        directory), as tools/upstream/abstractions lists it, becomes the
+        kernel crate's, at the path the table gives: its differences between
+        kernels are resolved for this tree (each #[cfg(umad_rs_<probe>)] or
+        #[cfg(not(...))] item or statement kept or dropped as the module's
+        Kbuild probes find this tree), its bindings are the crate's, what it
+        made pub(crate) is pub, its code's kernel:: paths are crate:: (its
+        doc tests keep kernel::, being outside the crate), and its
         "Upstream counterpart" paragraph goes (it is that counterpart). Its
-        parent module declares it, and its MAINTAINERS entry lists it.
+        parent module declares it (under the table's condition), and its
+        MAINTAINERS entry lists it.
 
     intree.py glue <module dir> <kernel tree>
-        The driver's glue.rs in the tree: each moved module is the kernel
-        crate's, re-exported under its old name.
+        The driver in the tree: each moved glue module is the kernel crate's,
+        re-exported in glue.rs under its old name; each moved top-level
+        module is imported in its place.
 
     intree.py kbuild <module Kbuild> <output>
         The module's Kbuild, as the tree builds it: the probe for the kernel's
@@ -34,6 +40,7 @@ edited:
 """
 import os
 import re
+import subprocess
 import sys
 
 INCLUDE = re.compile(r'^#include <([^>]+)>$')
@@ -113,23 +120,27 @@ def bindings(module, tree):
     consts = [line for line in ours if CONST.match(line)]
     theirs[at:at] = consts + [""]
 
-    # The driver's own headers, found beside the glue or in the IB core.
-    quoted = []
+    # The driver's own headers, found beside the glue, under the driver's
+    # symbol; the IB core's private one, for the crate's InfiniBand
+    # abstractions (struct ib_client_nl_info), under the IB core's.
+    driver, core = [], []
     for line in ours:
         m = QUOTED.match(line)
         if not m:
             continue
         name = m.group(1)
         if os.path.exists(os.path.join(module, "glue", name)):
-            where = os.path.join(IB_CORE, "umad_rs/glue", name)
+            driver.append(f'#include "../../{IB_CORE}/umad_rs/glue/{name}"')
         elif os.path.exists(os.path.join(tree, IB_CORE, name)):
-            where = os.path.join(IB_CORE, name)
+            core.append(f'#include "../../{IB_CORE}/{name}"')
         else:
             sys.exit(f"bindings_helper.h: {name} is neither beside the glue nor in {IB_CORE}")
-        quoted.append(f'#include "../../{where}"')
     while theirs and theirs[-1] == "":
         theirs.pop()
-    theirs += ["", f"#if IS_ENABLED({KCONFIG})"] + quoted + ["#endif", ""]
+    for symbol, includes in (("CONFIG_INFINIBAND", core), (KCONFIG, driver)):
+        if includes:
+            theirs += ["", f"#if IS_ENABLED({symbol})"] + includes + ["#endif"]
+    theirs.append("")
     write(path, theirs)
 
     helpers(module, tree)
@@ -142,6 +153,8 @@ def maintain(tree, entry, path):
     lines = read(target)
     start = lines.index(entry)
     end = lines.index("", start)
+    if f"F:\t{path}" in lines[start:end]:
+        return
     files = re.compile(r"^F:\t(.*)$")
     insert_sorted(lines, (start, end), [f"F:\t{path}"],
                   key=lambda line: files.match(line) and files.match(line).group(1))
@@ -225,13 +238,15 @@ def kbuild(source, output):
 
 
 def abstractions(module):
-    """{glue module: (its path in the tree, its MAINTAINERS entry)}."""
+    """{name: (its source under the module, its path in the tree, its
+    MAINTAINERS entry, the cfg its parent declares it under or None)}."""
     table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "abstractions")
     rows = {}
     for line in read(table):
         if line and not line.startswith("#"):
-            name, path, entry = line.split("\t")
-            rows[name] = (path, entry)
+            source, path, entry, condition = (None if column == "-" else column
+                                              for column in line.split("\t"))
+            rows[os.path.basename(source)] = (source, path, entry, condition)
     return rows
 
 
@@ -240,10 +255,67 @@ def crate_path(path):
     return "kernel::" + path[len("rust/kernel/"):-len(".rs")].replace("/", "::")
 
 
-def abstraction(module, tree, name):
-    path, entry = abstractions(module)[name]
-    lines = read(os.path.join(module, "glue", f"{name}.rs"))
+PROBE = re.compile(r"\$\(call umad_rs_(?:probe|kernel_has),([^,]+),(.+?),(\w+)(?:,\w+)?\)")
+
+
+def probes(module, tree):
+    """The features the module's Kbuild probes find in `tree`, run as Kbuild
+    runs them (grep -E on the tree's files)."""
+    found = set()
+    for file, pattern, name in PROBE.findall("\n".join(read(os.path.join(module, "Kbuild")))):
+        if subprocess.run(["grep", "-qsE", pattern, os.path.join(tree, file)]).returncode == 0:
+            found.add(name)
+    return found
+
+
+CFG = re.compile(r"^\s*#\[cfg\((not\()?umad_rs_(\w+)\)?\)\]$")
+
+
+def resolve_cfgs(lines, found, where):
+    """Keeps the items and statements whose #[cfg(umad_rs_<probe>)] holds
+    for the tree (without the attribute), drops the others with their doc
+    comments; any other use of a probe is refused."""
+    out, i = [], 0
+    while i < len(lines):
+        m = CFG.match(lines[i])
+        if not m:
+            if "umad_rs_" in lines[i].split("//")[0]:
+                sys.exit(f"{where}: a probe used other than as #[cfg] of an item: {lines[i].strip()}")
+            out.append(lines[i])
+            i += 1
+            continue
+        i += 1
+        if (m.group(2) in found) != bool(m.group(1)):
+            continue
+        while out and out[-1].lstrip().startswith(("///", "#[")):
+            out.pop()
+        while lines[i].lstrip().startswith(("//", "#[")):
+            i += 1
+        depth = 0
+        while True:
+            code = lines[i].split("//")[0].rstrip()
+            depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+            i += 1
+            if depth == 0 and code.endswith((";", "}", "},")):
+                break
+    return out
+
+
+def moved_files(module, source, path):
+    """(file in the module, file in the tree) for `source` and its directory."""
+    files = [(os.path.join(module, source + ".rs"), path)]
+    directory = os.path.join(module, source)
+    if os.path.isdir(directory):
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".rs"):
+                files.append((os.path.join(directory, name), os.path.join(path[:-len(".rs")], name)))
+    return files
+
+
+def move(lines, name, nested, where):
+    """One file's rewrite into the kernel crate (see abstraction)."""
     out, skipping = [], False
+    inside = re.compile(rf"\bcrate::{name}\b|\bcrate::glue::bindings\b")
     for line in lines:
         if line.startswith("//! Upstream counterpart:"):
             skipping = True
@@ -256,41 +328,82 @@ def abstraction(module, tree, name):
             skipping = False
         comment = line.lstrip().startswith("//")
         if not comment:
-            if re.search(r"\bsuper::|\bcrate::|\bpub\((super|in)\b", line) and \
-                    "use super::bindings;" not in line:
-                sys.exit(f"glue/{name}.rs is not self-contained: {line.strip()}")
+            code = line.replace("use super::bindings;", "")
+            code = inside.sub("", code)
+            if re.search(r"\bcrate::|\bpub\(in\b", code) or \
+                    (not nested and re.search(r"\bsuper::|\bpub\(super\)", code)):
+                sys.exit(f"{where} is not self-contained: {line.strip()}")
             line = line.replace("use super::bindings;", "use crate::bindings;")
+            line = line.replace("crate::glue::bindings", "crate::bindings")
             line = line.replace("pub(crate) ", "pub ")
-            if '"' in line or "macro_rules!" in line or "$crate" in line:
-                sys.exit(f"glue/{name}.rs: a string or macro in code, which the rewrite of "
-                         f"kernel:: paths does not handle: {line.strip()}")
+            if re.search(r'"[^"]*kernel::', line) or "macro_rules!" in line or "$crate" in line:
+                sys.exit(f"{where}: a string or macro with kernel:: paths in code, which the "
+                         f"rewrite of kernel:: paths does not handle: {line.strip()}")
             line = re.sub(r"(?<![\w`:$])kernel::", "crate::", line)
         out.append(line)
-    target = os.path.join(tree, path)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    write(target, out)
+    return out
 
+
+def abstraction(module, tree, name):
+    source, path, entry, condition = abstractions(module)[name]
+    # Inside the crate, the code may use the crate's private items.
+    found = probes(module, tree) | {"in_kernel_crate"}
+    files = moved_files(module, source, path)
+    for ours, theirs in files:
+        where = os.path.relpath(ours, module)
+        lines = resolve_cfgs(read(ours), found, where)
+        target = os.path.join(tree, theirs)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        write(target, move(lines, name, len(files) > 1, where))
+    # The rewrite shortens lines (pub(crate) to pub) and renames imports
+    # (kernel:: to crate::, which sorts first): formatted again, with the
+    # tree's own rules, as `make rustfmt` would.
+    subprocess.run([os.environ.get("RUSTFMT", "rustfmt"), "--edition", "2021",
+                    "--config-path", os.path.join(tree, ".rustfmt.toml")] +
+                   [os.path.join(tree, theirs) for _, theirs in files], check=True)
+
+    target = os.path.join(tree, path)
     parent = os.path.dirname(target) + ".rs"
     if os.path.basename(os.path.dirname(target)) == "kernel":
         parent = os.path.join(os.path.dirname(target), "lib.rs")
     lines = read(parent)
     decl = re.compile(r"^(?:pub )?mod (\w+);$")
+    new = ([f"#[cfg({condition})]"] if condition else []) + [f"pub mod {name};"]
     if any(decl.match(line) for line in lines):
-        insert_sorted(lines, (0, len(lines)), [f"pub mod {name};"],
-                      key=lambda line: decl.match(line) and decl.match(line).group(1))
+        # After the last declaration that sorts before it (and its
+        # attributes), else before the first (and its attributes).
+        names = [(i, decl.match(line).group(1)) for i, line in enumerate(lines) if decl.match(line)]
+        before = [i for i, other in names if other <= name]
+        if before:
+            at = before[-1] + 1
+        else:
+            at = names[0][0]
+            while lines[at - 1].startswith("#["):
+                at -= 1
+        lines[at:at] = new
     else:
         # The parent's first submodule: before its imports.
         at = next(i for i, line in enumerate(lines) if line.startswith("use "))
-        lines[at:at] = [f"pub mod {name};", ""]
+        lines[at:at] = new + [""]
     write(parent, lines)
     maintain(tree, entry, path)
+    if len(files) > 1:
+        maintain(tree, entry, path[:-len(".rs")] + "/")
 
 
 def glue(module, tree):
     path = os.path.join(tree, IB_CORE, "umad_rs/glue.rs")
     lines = read(path)
     uses = []
-    for name, (target, _) in abstractions(module).items():
+    main = os.path.join(tree, IB_CORE, "umad_rs/ib_umad_rs_main.rs")
+    main_lines = read(main)
+    for name, (source, target, _, _) in abstractions(module).items():
+        if source == name:
+            old = f"mod {name};"
+            if old not in main_lines:
+                sys.exit(f"ib_umad_rs_main.rs does not declare {name}")
+            main_lines[main_lines.index(old)] = f"use {crate_path(target)};"
+            continue
         old = f"pub(crate) mod {name};"
         if old not in lines:
             sys.exit(f"glue.rs does not declare {name}")
@@ -299,6 +412,7 @@ def glue(module, tree):
     last = max(i for i, line in enumerate(lines) if line.startswith("pub(crate) mod "))
     lines[last + 1:last + 1] = ["", "// What the kernel crate has, under the names the driver uses."] + sorted(uses)
     write(path, lines)
+    write(main, main_lines)
 
 
 def main():

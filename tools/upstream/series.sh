@@ -71,10 +71,14 @@ gen_bindings() {
 	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work"
 }
 
-# A generic glue module of the driver, moved into the kernel crate
-# (abstractions lists them; intree.py says how).
+# A module of the driver moved into the kernel crate (abstractions lists
+# them; intree.py says how), with a MAINTAINERS entry of its own where
+# MAINTAINERS.NAME gives one.
 gen_abstraction() { # name
-	python3 "$here/intree.py" abstraction "$REPO_DIR/$core/umad_rs" "$work" "$1"
+	if [ -f "$here/MAINTAINERS.$1" ]; then
+		python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.$1"
+	fi
+	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" abstraction "$REPO_DIR/$core/umad_rs" "$work" "$1"
 }
 
 # The driver: the module's directory, hooked into the IB Kconfig and
@@ -89,10 +93,10 @@ gen_driver() {
 		--exclude /glue/helpers.c --exclude /glue/helpers/ \
 		"$REPO_DIR/$core/umad_rs/" "$work/$core/umad_rs/"
 	python3 "$here/intree.py" kbuild "$REPO_DIR/$core/umad_rs/Kbuild" "$work/$core/umad_rs/Kbuild"
-	# The glue modules the kernel crate now has are its own.
-	local name
-	for name in $(grep -v '^#' "$here/abstractions" | cut -f1); do
-		rm "$work/$core/umad_rs/glue/$name.rs"
+	# The modules the kernel crate now has are its own.
+	local source
+	for source in $(grep -v '^#' "$here/abstractions" | cut -f1); do
+		rm -rf "$work/$core/umad_rs/$source.rs" "$work/$core/umad_rs/$source/"
 	done
 	python3 "$here/intree.py" glue "$REPO_DIR/$core/umad_rs" "$work"
 	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"

@@ -432,7 +432,7 @@ impl MadHandler for UmadFile {
         if !completion.is_success() {
             return;
         }
-        let Ok(length) = u32::try_from(self.layout().size() + mad.len()) else {
+        let Ok(length) = u32::try_from(self.layout().size() + mad.mad_len()) else {
             return;
         };
         // Dropping the packet on the way out frees the MAD.

@@ -21,7 +21,7 @@
 //! `glue::compat`, and what the driver does with them here.
 
 use core::ops::RangeInclusive;
-use kernel::{c_str, prelude::*, sync::Arc};
+use kernel::{c_str, prelude::*, sync::Arc, types::ForeignOwnable};
 
 mod class;
 mod file;
@@ -158,16 +158,20 @@ impl infiniband::ClientOps for UmadClient {
 
     /// As ib_umad: `EINVAL` for no port of the device (or none named),
     /// `EOPNOTSUPP` for a port without MADs.
-    fn chardev(device: &UmadDevice, number: u32) -> Result<infiniband::Chardev> {
+    fn chardev<'a>(
+        device: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
+        number: u32,
+    ) -> Result<infiniband::Chardev<'a>> {
         if !device.numbers.contains(&number) {
             return Err(EINVAL);
         }
         let port = device.ports.iter().find(|port| port.number == number);
         let port = port.ok_or_else(eopnotsupp)?;
-        Ok(infiniband::Chardev::new(
-            port.umad_node(),
-            uapi::ABI_VERSION,
-        ))
+        // SAFETY: a port is among the device's with its nodes added, and
+        // they are removed by this client's `remove` for the device, which
+        // does not start while netlink borrows `device`.
+        let node = unsafe { port.umad_node().device() };
+        Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
     }
 }
 
@@ -220,7 +224,10 @@ impl infiniband::ClientOps for IssmClient {
 
     /// As ib_umad: `EINVAL` for no port of the device (or none named),
     /// `EOPNOTSUPP` for a port without an SMI.
-    fn chardev(issm: &IssmDevice, number: u32) -> Result<infiniband::Chardev> {
+    fn chardev<'a>(
+        issm: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
+        number: u32,
+    ) -> Result<infiniband::Chardev<'a>> {
         if !issm.numbers.contains(&number) {
             return Err(EINVAL);
         }
@@ -228,6 +235,11 @@ impl infiniband::ClientOps for IssmClient {
         let node = port
             .and_then(|port| port.issm_node())
             .ok_or_else(eopnotsupp)?;
+        // SAFETY: a port the umad client made has its nodes added until
+        // that client's `remove` for the device, which runs after this
+        // client's `remove`, which does not start while netlink borrows
+        // `issm`.
+        let node = unsafe { node.device() };
         Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
     }
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! InfiniBand glue: safe types over the IB core and its MAD layer, shaped
-//! like a future `rust/kernel/infiniband/` (6.12's and 7.3's `kernel`
-//! crates have no InfiniBand abstractions). Every call into the IB core
-//! goes through here; the driver's logic never sees its bindings.
+//! InfiniBand: safe types over the IB core (`include/rdma/ib_verbs.h`) and
+//! its MAD layer (`include/rdma/ib_mad.h`) for IB clients.
 //!
 //! - `device`: an IB device, borrowed in `add` or held until `remove`.
 //! - `client`: IB client registration and its callbacks.
 //! - `mad`: MAD agents, the MADs they send and receive, address handles.
+//!
+//! Upstream counterpart: none yet in 6.12 or 7.3; the patch series moves
+//! this module to `rust/kernel/infiniband/`. Every call of ib_umad_rs into
+//! the IB core goes through here; its logic never sees the bindings.
 
 mod client;
 mod device;

@@ -121,7 +121,7 @@ impl Packet {
             Body::Received(mad) => {
                 let mut segments = mad.segments();
                 let first = segments.next().ok_or(EINVAL)?;
-                let plan = RecvLayout::new(count, hdr_size, mad.len(), mad.segment_size())
+                let plan = RecvLayout::new(count, hdr_size, mad.mad_len(), mad.segment_size())
                     .ok_or(EINVAL)?;
                 write_hdr(&mut out, &self.hdr, layout)?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
@@ -145,7 +145,7 @@ impl Packet {
                     }
                 }
                 trace(Event::ReadRecv, &self.hdr, last);
-                Ok(hdr_size + mad.len())
+                Ok(hdr_size + mad.mad_len())
             }
             Body::Sent(MadHdr(mad)) => {
                 if count < hdr_size + mad.len() {

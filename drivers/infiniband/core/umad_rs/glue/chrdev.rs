@@ -17,11 +17,11 @@ use crate::rules::numbering::Devt;
 use core::{
     fmt,
     marker::PhantomData,
-    ptr::{self, NonNull},
+    ptr,
     sync::atomic::{AtomicBool, AtomicU8, Ordering},
 };
 use kernel::{
-    c_str,
+    c_str, device,
     error::to_result,
     ffi::{c_char, c_void},
     prelude::*,
@@ -184,28 +184,10 @@ unsafe impl Send for Node {}
 // SAFETY: as above.
 unsafe impl Sync for Node {}
 
-/// A `struct device` borrowed for `'a`: a node's parent.
-///
-/// # Invariants
-///
-/// The device is valid for `'a`.
-#[derive(Clone, Copy)]
-pub(crate) struct DeviceRef<'a>(NonNull<bindings::device>, PhantomData<&'a ()>);
-
-impl DeviceRef<'_> {
-    /// # Safety
-    ///
-    /// `device` stays valid for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(device: NonNull<bindings::device>) -> DeviceRef<'a> {
-        // INVARIANT: the caller promised.
-        DeviceRef(device, PhantomData)
-    }
-}
-
 /// Where a [`Node`] goes and what it is called.
 pub(crate) struct NodeInfo<'a, O: 'static> {
     pub(crate) class: &'a ClassRegistration<O>,
-    pub(crate) parent: Option<DeviceRef<'a>>,
+    pub(crate) parent: Option<&'a device::Device>,
     pub(crate) devt: Devt,
     pub(crate) name: fmt::Arguments<'a>,
 }
@@ -248,9 +230,11 @@ impl Node {
         let dev = this.dev.get();
         let cdev = this.cdev.get();
         let reference = Arc::into_raw(owner.clone());
-        let parent = info
-            .parent
-            .map_or(ptr::null_mut(), |parent| parent.0.as_ptr());
+        // The crate keeps `Device::as_raw` to itself; `Device` is a
+        // transparent `struct device`, as its `from_raw` has it.
+        let parent = info.parent.map_or(ptr::null_mut(), |parent| {
+            ptr::from_ref(parent).cast_mut().cast::<bindings::device>()
+        });
         // INVARIANT: the device is initialised with the owner reference as
         // its drvdata, which `release_device::<T>` gives back: from here on
         // `device_initialize` makes the release callback responsible for it.
@@ -288,8 +272,16 @@ impl Node {
     }
 
     /// The node's `struct device`, for the IB core's netlink answer.
-    pub(crate) fn device(&self) -> *mut bindings::device {
-        self.dev.get()
+    ///
+    /// # Safety
+    ///
+    /// The node has been added, and is not removed while the reference
+    /// lives (removal drops the reference the device was made with).
+    pub(crate) unsafe fn device(&self) -> &device::Device {
+        // SAFETY: an added node's device is initialised, and holds the
+        // reference it was made with until the node is removed, which the
+        // caller rules out meanwhile.
+        unsafe { compat::device_from_raw(self.dev.get()) }
     }
 
     /// Logs a notice about the node (`dev_notice`), as

@@ -5,16 +5,22 @@
 //! kernel tree (see `Kbuild`), never by version numbers: stable kernels
 //! carry backports.
 //!
-//! One probe is used elsewhere: `umad_rs_kunit_tests` puts `rules/`'s unit
-//! tests under `#[kunit_tests]`, an attribute that has to sit on the test
-//! module itself.
+//! Probes are used elsewhere in two cases: `umad_rs_kunit_tests` puts
+//! `rules/`'s unit tests under `#[kunit_tests]`, an attribute that has to
+//! sit on the test module itself; and `infiniband/`, which the patch series
+//! moves into the kernel crate, carries its few differences itself, as
+//! `#[cfg]`s of statements that the series resolves for its tree
+//! (`tools/upstream/intree.py`), with `umad_rs_in_kernel_crate` set there:
+//! inside the crate it may use the crate's private items.
 //!
 //! Upstream counterpart: none; this file shrinks as the oldest supported
 //! kernel gains what it papers over.
 
 use super::bindings;
 use core::fmt;
-use kernel::{error::Error, ffi::c_char, str::CStr, sync::LockClassKey, uaccess::UserSlice};
+use kernel::{
+    device, error::Error, ffi::c_char, str::CStr, sync::LockClassKey, uaccess::UserSlice,
+};
 
 /// A held `Mutex<T>`'s guard (7.x names it `kernel::sync::MutexGuard`).
 pub(crate) type MutexGuard<'a, T> =
@@ -142,6 +148,23 @@ pub(crate) unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings:
     // SAFETY: the caller's promise.
     let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
     cdev
+}
+
+/// The `kernel` crate's device at `ptr` (`Device::from_raw`, which was
+/// `Device::as_ref`).
+///
+/// # Safety
+///
+/// As for `Device::from_raw`: `ptr` is a valid device whose reference
+/// count does not drop to zero during `'a`.
+pub(crate) unsafe fn device_from_raw<'a>(ptr: *mut bindings::device) -> &'a device::Device {
+    #[cfg(umad_rs_device_from_raw)]
+    // SAFETY: the caller's promise.
+    let device = unsafe { device::Device::from_raw(ptr.cast()) };
+    #[cfg(not(umad_rs_device_from_raw))]
+    // SAFETY: the caller's promise.
+    let device = unsafe { device::Device::as_ref(ptr.cast()) };
+    device
 }
 
 /// `dev_name(dev)`: the `kernel` crate's helper where it has one, the

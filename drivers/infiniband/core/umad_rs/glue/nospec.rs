@@ -8,15 +8,22 @@
 use super::bindings;
 
 /// `index` if it is below `size`, else 0, also under speculation
-/// (`array_index_nospec`): for an index userspace chose.
-pub(crate) fn array_index_nospec(index: u32, size: u32) -> u32 {
-    // CAST: a `u32` in a `usize`, which is at least as wide on any target
-    // with Rust support.
-    let (index_in, size_in) = (index as usize, size as usize);
+/// (`array_index_nospec`): for an index that userspace chose, after the
+/// bounds check, so that no speculative access goes past the bound.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::nospec::array_index_nospec;
+///
+/// let table = [10, 20, 30];
+/// let index = 2; // from userspace
+/// assert!(index < table.len());
+/// assert_eq!(table[array_index_nospec(index, table.len())], 30);
+/// assert_eq!(array_index_nospec(3, table.len()), 0);
+/// ```
+#[inline]
+pub(crate) fn array_index_nospec(index: usize, size: usize) -> usize {
     // SAFETY: plain arithmetic on two integers.
-    let index_out = unsafe { bindings::array_index_nospec(index_in, size_in) };
-    // CAST: `index` or 0.
-    #[allow(clippy::cast_possible_truncation)]
-    let index_out = index_out as u32;
-    index_out
+    unsafe { bindings::array_index_nospec(index, size) }
 }

@@ -9,12 +9,13 @@
 //! would replace this file.
 
 use super::Device;
-use crate::glue::{bindings, chrdev::Node, compat};
+use crate::glue::bindings;
 use core::{
     marker::PhantomData,
     sync::atomic::{AtomicBool, AtomicPtr, Ordering},
 };
 use kernel::{
+    device,
     error::{from_result, to_result},
     ffi::{c_int, c_void},
     prelude::*,
@@ -45,33 +46,27 @@ pub(crate) trait ClientOps: Sized + 'static {
     fn rename(_data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>, _device: &Device) {}
 
     /// Which character device serves `port` (`RDMA_NLDEV_CMD_GET_CHARDEV`).
-    /// Runs while `add` has succeeded and `remove` has not started.
-    fn chardev(
-        data: <Self::DeviceData as ForeignOwnable>::Borrowed<'_>,
+    /// Runs while `add` has succeeded and `remove` has not started; the
+    /// device the answer names is one that `data` holds.
+    fn chardev<'a>(
+        data: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
         port: u32,
-    ) -> Result<Chardev>;
+    ) -> Result<Chardev<'a>>;
 }
 
-/// A character device that serves a client on a port, for netlink.
-///
-/// # Invariants
-///
-/// `device` is the device of a node that the client data the answer was
-/// made from holds: valid while that data is, which is until the netlink
-/// callback returns (the IB core takes its own reference before then).
-pub(crate) struct Chardev {
-    device: *mut bindings::device,
+/// A character device that serves a client on a port, for netlink: the
+/// IB core takes its own reference on the device before the client's data
+/// that holds it can go.
+pub(crate) struct Chardev<'a> {
+    device: &'a device::Device,
     abi: u32,
 }
 
-impl Chardev {
-    /// The answer for `node`, whose interface has ABI version `abi`.
-    pub(crate) fn new(node: &Node, abi: u32) -> Self {
-        // INVARIANT: `node` is borrowed from the client data.
-        Self {
-            device: node.device(),
-            abi,
-        }
+impl<'a> Chardev<'a> {
+    /// The answer for the node whose device is `device`, and whose
+    /// interface has ABI version `abi`.
+    pub(crate) fn new(device: &'a device::Device, abi: u32) -> Self {
+        Self { device, abi }
     }
 }
 
@@ -95,7 +90,13 @@ impl<T: ClientOps> Client<T> {
         // zero counters): what a C static initializer leaves in the fields
         // it does not name.
         let mut raw: bindings::ib_client = unsafe { core::mem::zeroed() };
-        raw.name = compat::const_char_ptr(name);
+        #[cfg(umad_rs_core_cstr)]
+        // In a `const fn`, where `CStr` is core's and its `as_char_ptr` a
+        // trait method.
+        let name = kernel::str::as_char_ptr_in_const_context(name);
+        #[cfg(not(umad_rs_core_cstr))]
+        let name = name.as_char_ptr();
+        raw.name = name;
         raw.add = Some(add_callback::<T>);
         raw.remove = Some(remove_callback::<T>);
         raw.rename = Some(rename_callback::<T>);
@@ -275,10 +276,16 @@ unsafe extern "C" fn get_nl_info_callback<T: ClientOps>(
     from_result(|| {
         // SAFETY: `res` is valid, as the caller promises.
         let chardev = T::chardev(data, unsafe { (*res).port })?;
+        #[cfg(umad_rs_in_kernel_crate)]
+        let cdev = chardev.device.as_raw();
+        #[cfg(not(umad_rs_in_kernel_crate))]
+        // Outside the crate, which keeps `Device::as_raw` to itself: `Device`
+        // is a transparent `struct device`, as its `from_raw` has it.
+        let cdev = core::ptr::from_ref(chardev.device).cast_mut().cast();
         // SAFETY: as above.
         unsafe {
             (*res).abi = chardev.abi.into();
-            (*res).cdev = chardev.device;
+            (*res).cdev = cdev;
         }
         Ok(0)
     })

@@ -6,9 +6,9 @@
 //! Upstream counterpart: none yet; a future `rust/kernel/infiniband/device.rs`
 //! would replace this file.
 
-use crate::glue::{bindings, chrdev::DeviceRef, compat};
+use crate::glue::bindings;
 use core::{ops::RangeInclusive, ptr::NonNull};
-use kernel::{error::to_result, prelude::*, str::CStr, types::Opaque};
+use kernel::{device, error::to_result, prelude::*, str::CStr, types::Opaque};
 
 /// An IB device, borrowed for the duration of a client's `add` or `rename`
 /// callback.
@@ -77,13 +77,21 @@ impl Device {
 
     /// The device's parent, under which its umad nodes sit in sysfs; `None`
     /// for a device without one (soft-RoCE).
-    pub(crate) fn parent(&self) -> Option<DeviceRef<'_>> {
+    pub(crate) fn parent(&self) -> Option<&device::Device> {
         // SAFETY: the device is valid by the type invariants; its `dev` is
         // in an anonymous union with `coredev`, which starts with it.
-        let parent = NonNull::new(unsafe { (*self.as_raw()).__bindgen_anon_1.dev.parent })?;
+        let parent = unsafe { (*self.as_raw()).__bindgen_anon_1.dev.parent };
+        if parent.is_null() {
+            return None;
+        }
+        #[cfg(umad_rs_device_from_raw)]
         // SAFETY: a registered IB device holds a reference on its parent,
         // which so lives at least as long as `self` is borrowed.
-        Some(unsafe { DeviceRef::from_raw(parent) })
+        let parent = unsafe { device::Device::from_raw(parent.cast()) };
+        #[cfg(not(umad_rs_device_from_raw))]
+        // SAFETY: as for `from_raw`, its later name.
+        let parent = unsafe { device::Device::as_ref(parent.cast()) };
+        Some(parent)
     }
 
     /// Whether `port` speaks MADs (`rdma_cap_ib_mad`).
@@ -118,9 +126,10 @@ const NAME_MAX: usize = bindings::IB_DEVICE_NAME_MAX as usize;
 ///
 /// # Invariants
 ///
-/// `bytes` holds a NUL.
+/// `bytes[len]` is the first NUL in `bytes`.
 pub(crate) struct DeviceName {
     bytes: [u8; NAME_MAX],
+    len: usize,
 }
 
 impl DeviceName {
@@ -131,12 +140,15 @@ impl DeviceName {
         if let Some(last) = bytes.last_mut() {
             *last = 0;
         }
-        // INVARIANT: the last byte is NUL.
-        Self { bytes }
+        let len = bytes.iter().position(|&b| b == 0).unwrap_or(NAME_MAX - 1);
+        // INVARIANT: the last byte is NUL, so there is a first.
+        Self { bytes, len }
     }
 
+    /// The name, as a C string.
     pub(crate) fn as_c_str(&self) -> &CStr {
-        compat::cstr_until_nul(&self.bytes)
+        // SAFETY: by the type invariants, the slice ends with its only NUL.
+        unsafe { CStr::from_bytes_with_nul_unchecked(&self.bytes[..=self.len]) }
     }
 }
 
@@ -155,7 +167,8 @@ unsafe impl Send for DeviceHandle {}
 unsafe impl Sync for DeviceHandle {}
 
 impl DeviceHandle {
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+    /// The C device, for the calls this module makes.
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.as_ptr()
     }
 

@@ -11,7 +11,8 @@
 //! posted it with. A [`ReceivedMad`] is a completed receive the handler
 //! owns; dropping it gives its buffers back.
 
-use crate::{glue::bindings, infiniband::DeviceHandle};
+use super::DeviceHandle;
+use crate::glue::bindings;
 use core::{marker::PhantomData, mem::MaybeUninit, ops::Range, ptr::NonNull};
 use kernel::{
     error::{from_err_ptr, to_result},
@@ -66,6 +67,7 @@ impl RegRequest {
 /// What a sender attaches to each MAD it posts, and gets back when the
 /// send completes.
 pub(crate) trait SendContext: Sized + Send {
+    /// The context as the pointer the MAD layer keeps with the MAD.
     fn into_raw(self) -> *mut c_void;
 
     /// # Safety
@@ -77,6 +79,7 @@ pub(crate) trait SendContext: Sized + Send {
 /// An agent's callbacks. The MAD layer calls them in process context,
 /// never after the agent's registration is dropped.
 pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
+    /// What the agent's sender attaches to each MAD it posts.
     type SendContext: SendContext;
 
     /// A MAD arrived for `agent`: unsolicited, or a response to one of its
@@ -214,6 +217,7 @@ impl<H: MadHandler> Agent<H> {
         })
     }
 
+    /// The agent's identity, as its handler's calls name it.
     pub(crate) fn id(&self) -> AgentId {
         AgentId(self.raw.as_ptr())
     }
@@ -332,19 +336,28 @@ impl<H: MadHandler> Drop for Agent<H> {
 
 /// Where a MAD goes: the umad header's address fields.
 pub(crate) struct AddressVector {
+    /// The destination LID.
     pub(crate) dlid: u16,
+    /// The service level.
     pub(crate) sl: u8,
+    /// The source path bits, the low bits of the port's LID.
     pub(crate) path_bits: u8,
+    /// The global route, for a MAD sent with a GRH.
     pub(crate) grh: Option<GlobalRoute>,
 }
 
 /// A GRH's fields: what is sent with a MAD, or came with one.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct GlobalRoute {
+    /// The flow label (20 bits).
     pub(crate) flow_label: u32,
+    /// The index of the local GID in the port's table.
     pub(crate) sgid_index: u8,
+    /// The hop limit.
     pub(crate) hop_limit: u8,
+    /// The traffic class.
     pub(crate) traffic_class: u8,
+    /// The remote GID.
     pub(crate) dgid: [u8; 16],
 }
 
@@ -523,8 +536,9 @@ impl ReceivedMad {
         unsafe { self.raw.as_ref() }
     }
 
-    /// The message's length: all segments' data plus the first header.
-    pub(crate) fn len(&self) -> usize {
+    /// The message's length: all segments' data plus the first header
+    /// (`mad_len`).
+    pub(crate) fn mad_len(&self) -> usize {
         usize::try_from(self.wc().mad_len).unwrap_or(0)
     }
 
@@ -576,30 +590,37 @@ pub(crate) struct RecvCompletion<'a> {
 }
 
 impl RecvCompletion<'_> {
+    /// Whether the receive completed without error.
     pub(crate) fn is_success(&self) -> bool {
         self.wc.status == bindings::ib_wc_status_IB_WC_SUCCESS
     }
 
+    /// The sender's QP number.
     pub(crate) fn src_qp(&self) -> u32 {
         self.wc.src_qp
     }
 
+    /// The sender's LID.
     pub(crate) fn slid(&self) -> u32 {
         self.wc.slid
     }
 
+    /// The service level the MAD came on.
     pub(crate) fn sl(&self) -> u8 {
         self.wc.sl
     }
 
+    /// The path bits of the LID the MAD was sent to.
     pub(crate) fn dlid_path_bits(&self) -> u8 {
         self.wc.dlid_path_bits
     }
 
+    /// The index of the P_Key the MAD came with in the port's table.
     pub(crate) fn pkey_index(&self) -> u16 {
         self.wc.pkey_index
     }
 
+    /// Whether the MAD came with a GRH.
     pub(crate) fn has_grh(&self) -> bool {
         i32::try_from(bindings::ib_wc_flags_IB_WC_GRH).is_ok_and(|grh| self.wc.wc_flags & grh != 0)
     }

@@ -47,14 +47,19 @@ impl SlotId {
     /// kernel's `array_index_nospec`: the id the slots are indexed with is
     /// the one it returns, which speculation cannot take past the bound.
     #[inline]
-    pub(crate) fn new(id: u32, nospec: impl FnOnce(u32, u32) -> u32) -> Option<Self> {
+    pub(crate) fn new(id: u32, nospec: impl FnOnce(usize, usize) -> usize) -> Option<Self> {
         if id >= MAX_AGENTS {
             return None;
         }
-        let id = nospec(id, MAX_AGENTS);
-        // INVARIANT: checked above; `array_index_nospec` returns an index
+        // CAST: a `u32` in a `usize`, which is at least as wide on any
+        // target with Rust support.
+        let (id, bound) = (id as usize, MAX_AGENTS as usize);
+        // INVARIANT: checked here; `array_index_nospec` returns an index
         // below the bound, and on the host anything else is a test's bug.
-        (id < MAX_AGENTS).then_some(Self(id))
+        u32::try_from(nospec(id, bound))
+            .ok()
+            .filter(|&id| id < MAX_AGENTS)
+            .map(Self)
     }
 }
 
