@@ -259,22 +259,27 @@ PROBE = re.compile(r"\$\(call umad_rs_(?:probe|kernel_has),([^,]+),(.+?),(\w+)(?
 
 
 def probes(module, tree):
-    """The features the module's Kbuild probes find in `tree`, run as Kbuild
-    runs them (grep -E on the tree's files)."""
-    found = set()
+    """The features the module's Kbuild can probe, and those it finds in
+    `tree`, found as Kbuild finds them (grep -E on the tree's files)."""
+    known, found = set(), set()
     for file, pattern, name in PROBE.findall("\n".join(read(os.path.join(module, "Kbuild")))):
+        known.add(name)
         if subprocess.run(["grep", "-qsE", pattern, os.path.join(tree, file)]).returncode == 0:
             found.add(name)
-    return found
+    return known, found
 
 
 CFG = re.compile(r"^\s*#\[cfg\((not\()?umad_rs_(\w+)\)?\)\]$")
 
 
-def resolve_cfgs(lines, found, where):
-    """Keeps the items and statements whose #[cfg(umad_rs_<probe>)] holds
+def resolve_cfgs(lines, known, found, where):
+    """Keeps the statements and items whose #[cfg(umad_rs_<probe>)] holds
     for the tree (without the attribute), drops the others with their doc
-    comments; any other use of a probe is refused."""
+    comments and attributes (a comment about a statement goes after its
+    #[cfg], as in compat.rs). Refused rather than guessed at: a probe the
+    Kbuild does not have, any other use of a probe, a cfg on what ends with
+    a comma (a field, a variant, an arm), and a dropped part with a string,
+    a character or a block comment in it."""
     out, i = [], 0
     while i < len(lines):
         m = CFG.match(lines[i])
@@ -284,19 +289,30 @@ def resolve_cfgs(lines, found, where):
             out.append(lines[i])
             i += 1
             continue
+        if m.group(2) not in known:
+            sys.exit(f"{where}: no Kbuild probe is called {m.group(2)}: {lines[i].strip()}")
         i += 1
         if (m.group(2) in found) != bool(m.group(1)):
             continue
         while out and out[-1].lstrip().startswith(("///", "#[")):
             out.pop()
-        while lines[i].lstrip().startswith(("//", "#[")):
+        if out and out[-1].rstrip().endswith(("(", ",")):
+            sys.exit(f"{where}: a multi-line attribute before a #[cfg] that is dropped")
+        while i < len(lines) and lines[i].lstrip().startswith(("//", "#[")):
             i += 1
         depth = 0
         while True:
+            if i == len(lines):
+                sys.exit(f"{where}: a dropped #[cfg] item runs to the end of the file")
             code = lines[i].split("//")[0].rstrip()
+            if re.search(r"[\"']|/\*", code):
+                sys.exit(f"{where}: a dropped #[cfg] item with a string, a character or a "
+                         f"block comment, which this does not parse: {lines[i].strip()}")
             depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
             i += 1
-            if depth == 0 and code.endswith((";", "}", "},")):
+            if depth < 0 or (depth == 0 and code.endswith(",")):
+                sys.exit(f"{where}: a #[cfg] on what is not a statement or an item")
+            if depth == 0 and code.endswith((";", "}")):
                 break
     return out
 
@@ -312,8 +328,10 @@ def moved_files(module, source, path):
     return files
 
 
-def move(lines, name, nested, where):
-    """One file's rewrite into the kernel crate (see abstraction)."""
+def move(lines, name, there, nested, where):
+    """One file's rewrite into the kernel crate (see abstraction): `there`
+    is the module's path in the crate, `nested` says whether this is one
+    of its submodules' files, which may use super::."""
     out, skipping = [], False
     inside = re.compile(rf"\bcrate::{name}\b|\bcrate::glue::bindings\b")
     for line in lines:
@@ -335,6 +353,7 @@ def move(lines, name, nested, where):
                 sys.exit(f"{where} is not self-contained: {line.strip()}")
             line = line.replace("use super::bindings;", "use crate::bindings;")
             line = line.replace("crate::glue::bindings", "crate::bindings")
+            line = re.sub(rf"\bcrate::{name}\b", "crate::" + there[len("kernel::"):], line)
             line = line.replace("pub(crate) ", "pub ")
             if re.search(r'"[^"]*kernel::', line) or "macro_rules!" in line or "$crate" in line:
                 sys.exit(f"{where}: a string or macro with kernel:: paths in code, which the "
@@ -346,15 +365,16 @@ def move(lines, name, nested, where):
 
 def abstraction(module, tree, name):
     source, path, entry, condition = abstractions(module)[name]
+    known, found = probes(module, tree)
     # Inside the crate, the code may use the crate's private items.
-    found = probes(module, tree) | {"in_kernel_crate"}
+    known, found = known | {"in_kernel_crate"}, found | {"in_kernel_crate"}
     files = moved_files(module, source, path)
-    for ours, theirs in files:
+    for index, (ours, theirs) in enumerate(files):
         where = os.path.relpath(ours, module)
-        lines = resolve_cfgs(read(ours), found, where)
+        lines = resolve_cfgs(read(ours), known, found, where)
         target = os.path.join(tree, theirs)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        write(target, move(lines, name, len(files) > 1, where))
+        write(target, move(lines, name, crate_path(path), index > 0, where))
     # The rewrite shortens lines (pub(crate) to pub) and renames imports
     # (kernel:: to crate::, which sorts first): formatted again, with the
     # tree's own rules, as `make rustfmt` would.

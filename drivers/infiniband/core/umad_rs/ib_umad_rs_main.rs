@@ -10,7 +10,8 @@
 //! - the driver's logic, here at the top: this file (the module and its two
 //!   IB clients), `class`, `port`, `file`, `ioctl`, `packet`, `sends`;
 //! - `rules`: the ABI and MAD rules, plain `core` Rust, host-tested;
-//! - `infiniband`: safe types over the IB core and its MAD layer;
+//! - `infiniband`: safe types over the IB core and its MAD layer (in a tree
+//!   with the patch series, the kernel crate's `kernel::infiniband`);
 //! - `glue`: safe types over generic kernel interfaces the `kernel` crate
 //!   lacks, and the one place where kernel versions differ (`glue::compat`).
 //!

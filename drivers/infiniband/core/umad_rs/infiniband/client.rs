@@ -2,11 +2,9 @@
 
 //! IB clients (`struct ib_client`, `include/rdma/ib_verbs.h`): a static
 //! description, a guard that unregisters on drop, and trait callbacks
-//! reached through generic `extern "C"` trampolines, shaped like mainline's
-//! registration abstractions.
+//! reached through generic `extern "C"` trampolines.
 //!
-//! Upstream counterpart: none yet; a future `rust/kernel/infiniband/client.rs`
-//! would replace this file.
+//! Upstream counterpart: none yet (see `infiniband.rs`).
 
 use super::Device;
 use crate::glue::bindings;
@@ -25,8 +23,9 @@ use kernel::{
 
 /// The callbacks of an IB client.
 pub(crate) trait ClientOps: Sized + 'static {
-    /// What the client keeps per device, from `add` until `remove`.
-    type DeviceData: ForeignOwnable;
+    /// What the client keeps per device, from `add` until `remove`; the
+    /// callbacks that borrow it may run at once on several CPUs.
+    type DeviceData: ForeignOwnable + Send + Sync;
     /// What the callbacks share, from registration until unregistration.
     type Context: Send + Sync;
 
@@ -116,6 +115,11 @@ impl<T: ClientOps> Client<T> {
         &'static self,
         context: Pin<KBox<T::Context>>,
     ) -> Result<Registration<T>> {
+        // The callbacks find the client, its context and its data through
+        // `T::client()`: only that one is registered.
+        if !core::ptr::eq(self, T::client()) {
+            return Err(EINVAL);
+        }
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
@@ -141,7 +145,8 @@ impl<T: ClientOps> Client<T> {
     ///
     /// # Safety
     ///
-    /// This client's `remove` for `device` cannot run during `'a`: for
+    /// This client is registered, and its `remove` for `device` cannot run
+    /// during `'a`: for
     /// example, this is the `add` of a client registered after this one
     /// (the core adds clients in registration order, removes them in the
     /// reverse order, and this one is unregistered last).
@@ -172,6 +177,7 @@ impl<T: ClientOps> Client<T> {
 
 /// A registered client; dropping it unregisters the client, which runs
 /// `remove` for every device that `add` accepted.
+#[must_use = "dropping the registration unregisters the client"]
 pub(crate) struct Registration<T: ClientOps> {
     client: &'static Client<T>,
 }

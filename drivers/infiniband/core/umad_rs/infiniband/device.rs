@@ -3,8 +3,7 @@
 //! An IB device as its clients see it (`struct ib_device`): borrowed during
 //! `add`, or held as a [`DeviceHandle`] until `remove`.
 //!
-//! Upstream counterpart: none yet; a future `rust/kernel/infiniband/device.rs`
-//! would replace this file.
+//! Upstream counterpart: none yet (see `infiniband.rs`).
 
 use crate::glue::bindings;
 use core::{ops::RangeInclusive, ptr::NonNull};
@@ -69,14 +68,14 @@ impl Device {
         DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
     }
 
-    /// The device's index, which tracepoints report; fixed for its life.
+    /// The device's index, fixed for its life (what tracepoints name it by).
     pub(crate) fn index(&self) -> u32 {
         // SAFETY: the device is valid by the type invariants.
         unsafe { (*self.as_raw()).index }
     }
 
-    /// The device's parent, under which its umad nodes sit in sysfs; `None`
-    /// for a device without one (soft-RoCE).
+    /// The device's parent (a client's own devices sit under it in sysfs);
+    /// `None` for a device without one (soft-RoCE).
     pub(crate) fn parent(&self) -> Option<&device::Device> {
         // SAFETY: the device is valid by the type invariants; its `dev` is
         // in an anonymous union with `coredev`, which starts with it.
@@ -173,18 +172,19 @@ impl DeviceHandle {
     }
 
     /// Whether the calling task's network namespace may use the device
-    /// (`rdma_dev_access_netns`).
+    /// (`rdma_dev_access_netns`); `false` for an exiting task, which has
+    /// left its namespaces.
     pub(crate) fn accessible_from_current_netns(&self) -> bool {
-        // SAFETY: a task's own `nsproxy` stays while it runs, and its
-        // network namespace with it; both are read with the kernel crate's
-        // bindings, whose layouts are the kernel's (out of tree, the
-        // module's own `net` is opaque, only passed on). The device is
-        // valid by the type invariants.
-        unsafe {
-            let task = kernel::bindings::get_current();
-            let net = (*(*task).nsproxy).net_ns;
-            bindings::rdma_dev_access_netns(self.as_raw(), net.cast())
+        // SAFETY: only the task itself changes its `nsproxy` (to null when
+        // it exits), so it stays while this runs, and its network
+        // namespace with it.
+        let nsproxy = unsafe { (*kernel::bindings::get_current()).nsproxy };
+        if nsproxy.is_null() {
+            return false;
         }
+        // SAFETY: as above; the device is valid by the type invariants.
+        // `net` is read with the kernel crate's layout and passed on.
+        unsafe { bindings::rdma_dev_access_netns(self.as_raw(), (*nsproxy).net_ns.cast()) }
     }
 
     /// Sets or clears the `IsSM` capability bit of `port`, which tells the

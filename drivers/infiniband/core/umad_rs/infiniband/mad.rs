@@ -31,7 +31,7 @@ pub(crate) enum QpType {
 }
 
 /// Which MADs an agent receives unsolicited: the MAD layer's own
-/// `struct ib_mad_reg_req`, made where the ioctl reads its request and
+/// `struct ib_mad_reg_req`, made once from what the client asks and
 /// passed on as it is.
 #[repr(transparent)]
 pub(crate) struct RegRequest(bindings::ib_mad_reg_req);
@@ -246,7 +246,7 @@ impl<H: MadHandler> Agent<H> {
         // All zeroes: no GRH, no GID attribute, type UNDEFINED until set
         // below.
         let mut attr = bindings::rdma_ah_attr::default();
-        // The setters ib_umad_write uses, in its order.
+        // The C setters, in the order ib_umad calls them.
         //
         // SAFETY: the agent's device is registered; `attr` is valid and the
         // setters only write it; `rdma_ah_set_dgid_raw` only reads the GID
@@ -281,13 +281,15 @@ impl<H: MadHandler> Agent<H> {
         let ah = from_err_ptr(ah)?;
         Ok(AddressHandle {
             raw: NonNull::new(ah).ok_or(EINVAL)?,
+            agent: self.raw,
             _agent: PhantomData,
         })
     }
 
     /// A MAD to send to `ah` (`ib_create_send_mad`): `hdr_len` header bytes
     /// and `data_len` data bytes, zero-filled. Non-RMPP MADs over 256 bytes
-    /// are refused with `EINVAL`.
+    /// are refused with `EINVAL`, as is an address handle another agent
+    /// made (for another port, or one that may go before the send ends).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn create_send<'a>(
         &'a self,
@@ -299,6 +301,9 @@ impl<H: MadHandler> Agent<H> {
         data_len: usize,
         base_version: u8,
     ) -> Result<SendMad<'a, H>> {
+        if ah.agent != self.raw {
+            return Err(EINVAL);
+        }
         let hdr = i32::try_from(hdr_len).map_err(|_| EINVAL)?;
         let data = i32::try_from(data_len).map_err(|_| EINVAL)?;
         // SAFETY: the agent is registered.
@@ -334,7 +339,7 @@ impl<H: MadHandler> Drop for Agent<H> {
     }
 }
 
-/// Where a MAD goes: the umad header's address fields.
+/// Where a MAD goes: a send's address fields.
 pub(crate) struct AddressVector {
     /// The destination LID.
     pub(crate) dlid: u16,
@@ -362,9 +367,10 @@ pub(crate) struct GlobalRoute {
 }
 
 /// An address handle, destroyed on drop; it cannot outlive the agent
-/// whose port it was made for.
+/// whose port it was made for, and only that agent sends with it.
 pub(crate) struct AddressHandle<'a> {
     raw: NonNull<bindings::ib_ah>,
+    agent: NonNull<bindings::ib_mad_agent>,
     _agent: PhantomData<&'a ()>,
 }
 
@@ -475,7 +481,7 @@ impl<H: MadHandler> SendMad<'_, H> {
     pub(crate) fn set_timeout(&mut self, timeout_ms: u32, retries: u32) {
         // SAFETY: the send is ours until posted.
         let buf = unsafe { self.raw.as_mut() };
-        // CAST: wrapping intended, as ib_umad stores them.
+        // CAST: bit for bit, as C's assignment to the `int` fields.
         #[allow(clippy::cast_possible_wrap)]
         let (timeout_ms, retries) = (timeout_ms as i32, retries as i32);
         buf.timeout_ms = timeout_ms;
@@ -707,6 +713,7 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
         let context = H::SendContext::from_raw((*buf).context[0]);
         let ah = AddressHandle {
             raw: NonNull::new_unchecked((*buf).ah),
+            agent: NonNull::new_unchecked(agent),
             _agent: PhantomData,
         };
         bindings::ib_free_send_mad(buf);
