@@ -7,8 +7,9 @@ edited:
         The module's glue/bindings_helper.h goes into
         rust/bindings/bindings_helper.h: its <...> includes into the sorted
         include list, its RUST_CONST_HELPER_ constants after the kernel's own,
-        its quoted includes (the driver's headers and the IB core's private
-        one) under the driver's Kconfig symbol at the end. Each
+        its quoted includes of the driver's headers under the driver's
+        Kconfig symbol at the end (the IB core's private one stays out: the
+        series moves what the crate needs of it to ib_verbs.h first). Each
         glue/helpers/<name>.c but fallback.c (out of tree only) goes to
         rust/helpers/<name>.c: a new file, listed in helpers.c, or, where the
         kernel has that file, its missing includes and helpers added to it.
@@ -121,9 +122,10 @@ def bindings(module, tree):
     theirs[at:at] = consts + [""]
 
     # The driver's own headers, found beside the glue, under the driver's
-    # symbol; the IB core's private one, for the crate's InfiniBand
-    # abstractions (struct ib_client_nl_info), under the IB core's.
-    driver, core = [], []
+    # symbol. The IB core's private one, which out of tree gives struct
+    # ib_client_nl_info, stays out: the series' RDMA/core patch before this
+    # one moves that struct to ib_verbs.h.
+    driver = []
     for line in ours:
         m = QUOTED.match(line)
         if not m:
@@ -131,16 +133,16 @@ def bindings(module, tree):
         name = m.group(1)
         if os.path.exists(os.path.join(module, "glue", name)):
             driver.append(f'#include "../../{IB_CORE}/umad_rs/glue/{name}"')
-        elif os.path.exists(os.path.join(tree, IB_CORE, name)):
-            core.append(f'#include "../../{IB_CORE}/{name}"')
+        elif name == "core_priv.h":
+            verbs = "\n".join(read(os.path.join(tree, "include/rdma/ib_verbs.h")))
+            if "struct ib_client_nl_info {" not in verbs:
+                sys.exit("bindings_helper.h: ib_verbs.h lacks struct ib_client_nl_info; "
+                         "the series moves it there before the bindings")
         else:
-            sys.exit(f"bindings_helper.h: {name} is neither beside the glue nor in {IB_CORE}")
+            sys.exit(f"bindings_helper.h: {name} is neither beside the glue nor core_priv.h")
     while theirs and theirs[-1] == "":
         theirs.pop()
-    for symbol, includes in (("CONFIG_INFINIBAND", core), (KCONFIG, driver)):
-        if includes:
-            theirs += ["", f"#if IS_ENABLED({symbol})"] + includes + ["#endif"]
-    theirs.append("")
+    theirs += ["", f"#if IS_ENABLED({KCONFIG})"] + driver + ["#endif", ""]
     write(path, theirs)
 
     helpers(module, tree)
