@@ -229,6 +229,13 @@ log=$logdir/$flavour-$mode.log
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
 cmdline+=" rig.flavour=$flavour"
+# On the series kernel KUnit prints its KTAP (hundreds of lines at boot,
+# the driver's suites when it loads) at KERN_INFO, and the console prints
+# asynchronously: a line of the guest's written meanwhile came out split
+# by the kernel's ("@@result rust ri# ib_umad_rs_uapi: ..."). The guest
+# reads KTAP and reports from dmesg, not the console, so the console
+# keeps only warnings and worse there.
+[ "$flavour" != series ] || cmdline+=" loglevel=5"
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the plain and debug kernels' to run.
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
