@@ -84,8 +84,8 @@ done
 log "the patch series for 7.3, generated from the tree: each patch through git am and checkpatch --strict"
 bash "$REPO_DIR/tools/upstream/series.sh" --check 2>&1 | tee "$out"
 count "patch series" "$out" 1 "${PIPESTATUS[0]}"
-log "the kernel with the whole series, in the debian root: built with clippy, rustfmtcheck, rustdoc"
-bash "$REPO_DIR/tools/upstream/build.sh" 2>&1 | tee "$out"
+log "the kernel with the whole series, in the debian root: built once with clippy, rustfmtcheck, rustdoc (build.sh --whole; per patch without it)"
+bash "$REPO_DIR/tools/upstream/build.sh" --whole 2>&1 | tee "$out"
 count "series kernel" "$out" 1 "${PIPESTATUS[0]}"
 
 # One guest beside the debug suite's: a third at once on 2 cores made a
