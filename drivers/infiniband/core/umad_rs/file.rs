@@ -14,8 +14,7 @@
 
 use crate::{
     glue::{
-        bug::warn_on_once,
-        compat::{self, MutexGuard},
+        compat::{self, warn_on_once, MutexGuard},
         fs::File,
         nospec::array_index_nospec,
         poll::{poll_bits, PollTable, WaitQueue},

@@ -8,7 +8,9 @@
 //! - `bindings`: the kernel crate's bindings in the kernel tree, the
 //!   module's own bindgen output out of it, for the glue only; the driver's
 //!   logic never uses them (`tools/rig/lint.sh` checks).
-//! - `compat`: what differs between the kernels the module builds for.
+//! - `compat`: what differs between the kernels the module builds for,
+//!   and what the `kernel` crate has only with the series' patches to it
+//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`).
 //! - `chrdev`, `fs`: device number regions, a class, device nodes, and the
 //!   file operations of their files.
 //! - `sysfs`: a class's and its devices' read-only attributes.
@@ -16,17 +18,14 @@
 //! - `ratelimit`: rate limits for messages userspace can provoke.
 //! - `slab`: a slab cache and its boxes.
 //! - `semaphore`: `struct semaphore`.
-//! - `task`, `nospec`: the current task's name; speculation-safe indexing.
-//! - `bug`: warnings.
+//! - `nospec`: speculation-safe indexing.
 //! - `trace`: the C tracepoints.
-//! - `uaccess`: a `u32` in user memory, in one access.
 //!
 //! `helpers.c` and `helpers/` hold out-of-line copies of the static inline
 //! helpers the glue calls, and nothing else, as `rust/helpers/` in the
 //! kernel tree, where the patch series puts them.
 
 pub(crate) mod bindings;
-pub(crate) mod bug;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
 pub(crate) mod fs;
@@ -37,6 +36,4 @@ pub(crate) mod ratelimit;
 pub(crate) mod semaphore;
 pub(crate) mod slab;
 pub(crate) mod sysfs;
-pub(crate) mod task;
 pub(crate) mod trace;
-pub(crate) mod uaccess;

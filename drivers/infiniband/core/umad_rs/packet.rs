@@ -8,8 +8,7 @@
 
 use crate::{
     glue::{
-        bug::warn_on_once,
-        compat::ETIMEDOUT,
+        compat::{warn_on_once, ETIMEDOUT},
         list::{impl_linked, BoxList, Links},
         slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
         trace::Event,

@@ -14,13 +14,12 @@ use crate::{
     file::UmadFile,
     glue::{
         chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::{this_module, DisplayCStr, MutexGuard},
+        compat::{current_comm, this_module, DisplayCStr, MutexGuard},
         fs::{File, FileData, FileOperations, FileOps},
         poll::PollTable,
         ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
         sysfs::{Page, Shown},
-        task::TaskComm,
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName},
@@ -247,7 +246,7 @@ impl Port {
         }
         self.umad.warn(format_args!(
             "process {} did not enable P_Key index support.\n",
-            DisplayCStr(TaskComm::current().as_c_str())
+            DisplayCStr(current_comm().as_c_str())
         ));
         self.umad.warn(format_args!(
             "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"

@@ -7,7 +7,10 @@
 use super::{Retired, UmadFile};
 use crate::port::notice;
 use crate::{
-    glue::{compat::user_slice, nospec::array_index_nospec, uaccess},
+    glue::{
+        compat::{get_user_u32, put_user_u32, user_slice},
+        nospec::array_index_nospec,
+    },
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::{SlotId, MAX_AGENTS},
@@ -171,7 +174,7 @@ impl UmadFile {
                 uapi::REG_FLAGS_CAP
             );
             // Tell the caller what is supported.
-            uaccess::put_u32(
+            put_user_u32(
                 arg.wrapping_add(offset_of!(RegReq2, flags)),
                 uapi::REG_FLAGS_CAP,
             )?;
@@ -217,7 +220,7 @@ impl UmadFile {
                 self,
             )
         }?;
-        if let Err(e) = uaccess::put_u32(arg, slot.id()) {
+        if let Err(e) = put_user_u32(arg, slot.id()) {
             Retired::new(agent, state).unregister(&port_state);
             return Err(e);
         }
@@ -235,7 +238,7 @@ impl UmadFile {
 
     /// UNREGISTER_AGENT.
     fn unregister(&self, arg: usize) -> Result {
-        let id = uaccess::get_u32(arg)?;
+        let id = get_user_u32(arg)?;
         let id = SlotId::new(id, array_index_nospec).ok_or(EINVAL)?;
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();

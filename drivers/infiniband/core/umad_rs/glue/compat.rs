@@ -205,6 +205,113 @@ pub(crate) fn helper_warn() {
     unsafe { bindings::WARN_ON(true) };
 }
 
+/// `WARN_ON_ONCE(cond)`: warns the first time `cond` holds at this place,
+/// and returns `cond`. The `kernel` crate's `warn_on_once!` where it has
+/// one; before, a flag of the module's own beside `warn_here!`.
+#[cfg(umad_rs_warn_on_once)]
+pub(crate) use kernel::warn_on_once;
+
+/// `WARN_ON_ONCE(cond)`, with a flag of the module's own.
+#[cfg(not(umad_rs_warn_on_once))]
+macro_rules! warn_on_once {
+    ($cond:expr) => {{
+        use core::sync::atomic::{AtomicBool, Ordering};
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        let cond: bool = $cond;
+        if cond && !WARNED.swap(true, Ordering::Relaxed) {
+            $crate::glue::compat::warn_here!();
+        }
+        cond
+    }};
+}
+#[cfg(not(umad_rs_warn_on_once))]
+pub(crate) use warn_on_once;
+
+/// A copy of the calling task's name: `Task::comm` where the `kernel`
+/// crate has it, the module's copy before.
+#[cfg(umad_rs_task_comm)]
+pub(crate) fn current_comm() -> kernel::task::TaskComm {
+    kernel::current!().comm()
+}
+
+/// A copy of the calling task's name (`get_task_comm`): another thread of
+/// its process may rename it at any time (`/proc/<pid>/task/<tid>/comm`),
+/// writing the task's array while it is read.
+#[cfg(not(umad_rs_task_comm))]
+pub(crate) fn current_comm() -> TaskComm {
+    let mut comm = [0; COMM_LEN];
+    // SAFETY: `comm` is valid for writes of `TASK_COMM_LEN` bytes;
+    // `get_task_comm` fills it from the calling task, which lives while it
+    // runs.
+    unsafe { bindings::get_task_comm(&mut comm, kernel::bindings::get_current().cast()) };
+    TaskComm(comm.map(|c: c_char| c.to_ne_bytes()[0]))
+}
+
+/// A copy of a task's name, as `Task::comm` makes it.
+#[cfg(not(umad_rs_task_comm))]
+pub(crate) struct TaskComm([u8; COMM_LEN]);
+
+/// `TASK_COMM_LEN`.
+// CAST: 16, in any `usize`.
+#[allow(clippy::cast_possible_truncation)]
+#[cfg(not(umad_rs_task_comm))]
+const COMM_LEN: usize = bindings::TASK_COMM_LEN as usize;
+
+#[cfg(not(umad_rs_task_comm))]
+impl TaskComm {
+    pub(crate) fn as_c_str(&self) -> &CStr {
+        cstr_until_nul(&self.0)
+    }
+}
+
+/// The `u32` at the user address `addr`, read in one access (`get_user`);
+/// `EFAULT` where the memory is not the caller's. The `kernel` crate's
+/// `UserPtr::get_u32` where it has one, the module's helper before.
+pub(crate) fn get_user_u32(addr: usize) -> Result<u32, Error> {
+    #[cfg(umad_rs_user_ptr_u32)]
+    let value = kernel::uaccess::UserPtr::from_addr(addr).get_u32();
+    #[cfg(not(umad_rs_user_ptr_u32))]
+    let value = {
+        let mut value = 0;
+        // SAFETY: `value` is writable; `get_user` checks the user address.
+        let ret = unsafe { bindings::get_user_u32(&mut value, user_u32(addr)) };
+        if ret == 0 {
+            Ok(value)
+        } else {
+            Err(kernel::error::code::EFAULT)
+        }
+    };
+    value
+}
+
+/// Writes `value` at the user address `addr` in one access (`put_user`),
+/// all of it or nothing; `EFAULT` where the memory is not the caller's.
+/// The `kernel` crate's `UserPtr::put_u32` where it has one, the module's
+/// helper before.
+pub(crate) fn put_user_u32(addr: usize, value: u32) -> Result<(), Error> {
+    #[cfg(umad_rs_user_ptr_u32)]
+    let result = kernel::uaccess::UserPtr::from_addr(addr).put_u32(value);
+    #[cfg(not(umad_rs_user_ptr_u32))]
+    let result = {
+        // SAFETY: `put_user` checks the user address.
+        let ret = unsafe { bindings::put_user_u32(value, user_u32(addr)) };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(kernel::error::code::EFAULT)
+        }
+    };
+    result
+}
+
+/// The user address `addr` as the C helpers take it.
+#[cfg(not(umad_rs_user_ptr_u32))]
+fn user_u32(addr: usize) -> *mut u32 {
+    // CAST: a user address, which only the C helpers dereference, after
+    // checking it.
+    addr as *mut u32
+}
+
 /// `module!` with one author, who goes under `authors` (a list) where the
 /// kernel's macro has that key, under `author` before. The keys keep the
 /// order both macros demand.
