@@ -22,9 +22,12 @@ edited:
         kernel crate's, at the path the table gives: its differences between
         kernels are resolved for this tree (each #[cfg(umad_rs_<probe>)] or
         #[cfg(not(...))] item or statement kept or dropped as the module's
-        Kbuild probes find this tree), its bindings are the crate's, what it
-        made pub(crate) is pub, its code's kernel:: paths are crate:: (its
-        doc tests keep kernel::, being outside the crate), and its
+        Kbuild probes find this tree), its bindings are the crate's, as are
+        its paths to itself and to the modules the table lists before it
+        (crate::glue::slab, $crate:: in macros), what it made pub(crate) is
+        pub, its macros are #[macro_export]ed (their pub use stays), its
+        code's kernel:: paths are crate:: (its doc tests keep kernel::,
+        being outside the crate; a file with macros may have none), and its
         "Upstream counterpart" paragraph goes (it is that counterpart). Its
         parent module declares it (under the table's condition), and its
         MAINTAINERS entry lists it.
@@ -330,12 +333,26 @@ def moved_files(module, source, path):
     return files
 
 
-def move(lines, name, there, nested, where):
-    """One file's rewrite into the kernel crate (see abstraction): `there`
-    is the module's path in the crate, `nested` says whether this is one
-    of its submodules' files, which may use super::."""
+def driver_paths(module, name):
+    """{the driver's path of a module moved into the crate: its crate path,
+    without "kernel::"}, for `name` and the modules moved before it (the
+    ones it may use), and the bindings."""
+    paths = {"glue::bindings": "bindings"}
+    for other, (source, path, _, _) in abstractions(module).items():
+        paths[source.replace("/", "::")] = crate_path(path)[len("kernel::"):]
+        if other == name:
+            return paths
+    sys.exit(f"abstractions does not list {name}")
+
+
+def move(lines, paths, nested, where):
+    """One file's rewrite into the kernel crate (see abstraction): `paths`
+    maps the driver's paths of moved modules to the crate's
+    (driver_paths); `nested` says whether this is one of the module's
+    submodules' files, which may use super::."""
     out, skipping = [], False
-    inside = re.compile(rf"\bcrate::{name}\b|\bcrate::glue::bindings\b")
+    moved = re.compile(r"(?<![\w:])(\$?crate)::(" + "|".join(map(re.escape, paths)) + r")\b")
+    macros = "macro_rules!" in "\n".join(lines)
     for line in lines:
         if line.startswith("//! Upstream counterpart:"):
             skipping = True
@@ -349,18 +366,21 @@ def move(lines, name, there, nested, where):
         comment = line.lstrip().startswith("//")
         if not comment:
             code = line.replace("use super::bindings;", "")
-            code = inside.sub("", code)
+            code = moved.sub("", code)
             if re.search(r"\bcrate::|\bpub\(in\b", code) or \
                     (not nested and re.search(r"\bsuper::|\bpub\(super\)", code)):
                 sys.exit(f"{where} is not self-contained: {line.strip()}")
+            if re.search(r'"[^"]*kernel::', line) or (macros and re.search(r"\bkernel::", code)):
+                sys.exit(f"{where}: a string or a file with macros with kernel:: paths in code, "
+                         f"which the rewrite of kernel:: paths does not handle: {line.strip()}")
             line = line.replace("use super::bindings;", "use crate::bindings;")
-            line = line.replace("crate::glue::bindings", "crate::bindings")
-            line = re.sub(rf"\bcrate::{name}\b", "crate::" + there[len("kernel::"):], line)
+            line = moved.sub(lambda m: f"{m.group(1)}::{paths[m.group(2)]}", line)
             line = line.replace("pub(crate) ", "pub ")
-            if re.search(r'"[^"]*kernel::', line) or "macro_rules!" in line or "$crate" in line:
-                sys.exit(f"{where}: a string or macro with kernel:: paths in code, which the "
-                         f"rewrite of kernel:: paths does not handle: {line.strip()}")
             line = re.sub(r"(?<![\w`:$])kernel::", "crate::", line)
+            if line.lstrip().startswith("macro_rules!"):
+                # Exported from the crate, as its macros are; the module's
+                # `pub use` of it stays.
+                out.append(line[:len(line) - len(line.lstrip())] + "#[macro_export]")
         out.append(line)
     return out
 
@@ -376,7 +396,7 @@ def abstraction(module, tree, name):
         lines = resolve_cfgs(read(ours), known, found, where)
         target = os.path.join(tree, theirs)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        write(target, move(lines, name, crate_path(path), index > 0, where))
+        write(target, move(lines, driver_paths(module, name), index > 0, where))
     # The rewrite shortens lines (pub(crate) to pub) and renames imports
     # (kernel:: to crate::, which sorts first): formatted again, with the
     # tree's own rules, as `make rustfmt` would.

@@ -16,7 +16,7 @@
 //! - `sysfs`: a class's and its devices' read-only attributes.
 //! - `poll`: a wait queue that can be polled.
 //! - `ratelimit`: rate limits for messages userspace can provoke.
-//! - `slab`: a slab cache and its boxes.
+//! - `slab`, `list`: a slab cache and its boxes, and a list of them.
 //! - `semaphore`: `struct semaphore`.
 //! - `nospec`: speculation-safe indexing.
 //! - `trace`: the C tracepoints.

@@ -5,26 +5,75 @@
 //! removing allocate nothing, and an item can be taken out from the middle
 //! by its address.
 //!
+//! `kernel::list::List` links `ListArc`s, reference-counted items; these are
+//! uniquely owned objects of a cache of their own, whose boxes give them
+//! back to it.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::slab::{
+//!     list::{impl_linked, BoxList, Links},
+//!     SlabCache, UserCopy,
+//! };
+//!
+//! struct Item {
+//!     links: Links<Item>,
+//!     value: u32,
+//! }
+//! impl_linked!(Item { links });
+//!
+//! static ITEMS: SlabCache<Item> =
+//!     SlabCache::new(c"rust_doctest_box_list", UserCopy { offset: 0, size: 0 });
+//!
+//! // SAFETY: every box goes before the guard, and nothing allocates after
+//! // that.
+//! let guard = unsafe { ITEMS.create() }?;
+//! let mut list = BoxList::new();
+//! for value in 1..=3 {
+//!     list.push_back(ITEMS.alloc(Item { links: Links::new(), value })?);
+//! }
+//! let last = list.push_back(ITEMS.alloc(Item { links: Links::new(), value: 4 })?);
+//! // SAFETY: `last` is in `list`.
+//! let item = unsafe { list.remove(last) };
+//! assert_eq!(item.value, 4);
+//! list.push_front(item);
+//! assert!(list.iter().map(|item| item.value).eq([4, 1, 2, 3]));
+//! assert_eq!(list.pop_front().map(|item| item.value), Some(4));
+//! drop(list);
+//! drop(guard);
+//! # Ok::<(), Error>(())
+//! ```
+//!
 //! Upstream counterpart: `kernel::list::List` (`rust/kernel/list.rs`),
 //! whose items are `ListArc`s; one over boxes of a slab cache would replace
 //! this file.
 
-use super::slab::{SlabBox, SlabCache};
+use crate::glue::slab::{SlabBox, SlabCache};
 use core::ptr::{self, NonNull};
 
-/// An item's links to its neighbours in the one list that owns it; null
-/// in none.
-pub(crate) struct Links<T> {
+/// An item's links to its neighbours in the one list that owns it, and the
+/// cache it goes back to; all null in none.
+pub(crate) struct Links<T: 'static> {
     next: *mut T,
     prev: *mut T,
+    cache: *const SlabCache<T>,
 }
 
 impl<T> Links<T> {
+    /// The links of an item in no list.
     pub(crate) const fn new() -> Self {
         Self {
             next: ptr::null_mut(),
             prev: ptr::null_mut(),
+            cache: ptr::null(),
         }
+    }
+}
+
+impl<T> Default for Links<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -39,31 +88,24 @@ unsafe impl<T: Sync> Sync for Links<T> {}
 ///
 /// # Safety
 ///
-/// `links` returns a pointer to the same `Links` field of `this` every time,
-/// and `cache` the cache every item of the type comes from.
+/// `links` returns a pointer to the same `Links` field of `this` every time.
 pub(crate) unsafe trait Linked: Sized + 'static {
-    fn cache() -> &'static SlabCache<Self>;
-
+    /// The item's links.
+    ///
     /// # Safety
     ///
     /// `this` points to a valid item.
     unsafe fn links(this: *mut Self) -> *mut Links<Self>;
 }
 
-/// `impl Linked for $item`: linked through its `$field`, allocated from
-/// the cache `$cache`.
+/// `impl Linked for $item`, linked through its field `$field`.
 macro_rules! impl_linked {
-    ($item:ty { $field:ident } in $cache:path) => {
-        // SAFETY: `links` projects to the one `$field`; every `$item` comes
-        // from `$cache` (its boxes are made by nothing else).
+    ($item:ty { $field:ident }) => {
+        // SAFETY: `links` projects to the one `$field`.
         unsafe impl $crate::glue::list::Linked for $item {
-            fn cache() -> &'static $crate::glue::slab::SlabCache<Self> {
-                &$cache
-            }
-
             unsafe fn links(this: *mut Self) -> *mut $crate::glue::list::Links<Self> {
                 // SAFETY: `this` is valid, as the caller promises.
-                unsafe { core::ptr::addr_of_mut!((*this).$field) }
+                unsafe { ::core::ptr::addr_of_mut!((*this).$field) }
             }
         }
     };
@@ -76,8 +118,8 @@ pub(crate) use impl_linked;
 ///
 /// `first` and `last` are null together, or the ends of a chain of items
 /// linked through their `Links` both ways, each an item the list owns (a
-/// box given up with `SlabBox::into_raw`), in no other list. An item in no
-/// list has null links.
+/// box given up with `SlabBox::into_raw`, whose cache its links hold), in
+/// no other list. An item in no list has null links.
 pub(crate) struct BoxList<T: Linked> {
     first: *mut T,
     last: *mut T,
@@ -87,6 +129,7 @@ pub(crate) struct BoxList<T: Linked> {
 unsafe impl<T: Linked + Send> Send for BoxList<T> {}
 
 impl<T: Linked> BoxList<T> {
+    /// An empty list.
     pub(crate) const fn new() -> Self {
         // INVARIANT: empty.
         Self {
@@ -100,6 +143,7 @@ impl<T: Linked> BoxList<T> {
         self.link(item, self.last, ptr::null_mut())
     }
 
+    /// Prepends an item.
     pub(crate) fn push_front(&mut self, item: SlabBox<T>) {
         self.link(item, ptr::null_mut(), self.first);
     }
@@ -107,15 +151,17 @@ impl<T: Linked> BoxList<T> {
     /// Links `item` in between `prev` and `next`, neighbours in this list
     /// or null at its ends (`remove`'s inverse); returns where it is.
     fn link(&mut self, item: SlabBox<T>, prev: *mut T, next: *mut T) -> NonNull<T> {
+        let cache = SlabBox::cache(&item);
         let new = item.into_raw();
         let p = new.as_ptr();
         // INVARIANT: the list takes the box it was given, which is in no
-        // list, and links it both ways in between two neighbours.
+        // list, keeps its cache, and links it both ways in between two
+        // neighbours.
         // SAFETY: `p` is ours and in no list; `prev` and `next`, where not
         // null, are adjacent items of this list, which `&mut self` gives us
         // alone.
         unsafe {
-            *T::links(p) = Links { next, prev };
+            *T::links(p) = Links { next, prev, cache };
             match NonNull::new(prev) {
                 None => self.first = p,
                 Some(prev) => (*T::links(prev.as_ptr())).next = p,
@@ -128,6 +174,7 @@ impl<T: Linked> BoxList<T> {
         new
     }
 
+    /// Takes the first item out of the list, if any.
     pub(crate) fn pop_front(&mut self) -> Option<SlabBox<T>> {
         let first = NonNull::new(self.first)?;
         // SAFETY: the first item is in this list.
@@ -146,7 +193,7 @@ impl<T: Linked> BoxList<T> {
         // SAFETY: `p` and its neighbours are items of this list, which owns
         // them and which `&mut self` gives us alone.
         unsafe {
-            let Links { next, prev } = ptr::replace(T::links(p), Links::new());
+            let Links { next, prev, cache } = ptr::replace(T::links(p), Links::new());
             match NonNull::new(prev) {
                 None => self.first = next,
                 Some(prev) => (*T::links(prev.as_ptr())).next = next,
@@ -155,11 +202,12 @@ impl<T: Linked> BoxList<T> {
                 None => self.last = prev,
                 Some(next) => (*T::links(next.as_ptr())).prev = prev,
             }
-            // The list owned it as a box of the type's cache.
-            SlabBox::from_raw(item, T::cache())
+            // The list owned it as a box of the cache its links held.
+            SlabBox::from_raw(item, &*cache)
         }
     }
 
+    /// The items, first to last.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         let mut next = self.first;
         core::iter::from_fn(move || {
@@ -171,6 +219,12 @@ impl<T: Linked> BoxList<T> {
                 Some(&*item.as_ptr())
             }
         })
+    }
+}
+
+impl<T: Linked> Default for BoxList<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -202,6 +202,12 @@ impl<T> SlabBox<T> {
         ptr
     }
 
+    /// The cache the box's object belongs to (an associated function, so
+    /// that it does not hide a method of `T`).
+    pub(crate) fn cache(this: &Self) -> &'static SlabCache<T> {
+        this.cache
+    }
+
     /// Takes back a box that `into_raw` gave up.
     ///
     /// # Safety
