@@ -22,12 +22,13 @@ edited:
         kernel crate's, at the path the table gives: its differences between
         kernels are resolved for this tree (each #[cfg(umad_rs_<probe>)] or
         #[cfg(not(...))] item or statement kept or dropped as the module's
-        Kbuild probes find this tree), its bindings are the crate's, as are
+        Kbuild probes find this tree; a kept `let x = ...;` that a block then
+        returns as `x` folded into that expression), its bindings are the crate's, as are
         its paths to itself and to the modules the table lists before it
         (crate::glue::slab, $crate:: in macros), what it made pub(crate) is
         pub, its macros are #[macro_export]ed (their pub use stays), its
         code's kernel:: paths are crate:: (its doc tests keep kernel::,
-        being outside the crate; a file with macros may have none), and its
+        being outside the crate; its macros may have none), and its
         "Upstream counterpart" paragraph goes (it is that counterpart). Its
         parent module declares it (under the table's condition), and its
         MAINTAINERS entry lists it.
@@ -310,7 +311,7 @@ def resolve_cfgs(lines, known, found, where):
             if i == len(lines):
                 sys.exit(f"{where}: a dropped #[cfg] item runs to the end of the file")
             code = lines[i].split("//")[0].rstrip()
-            if re.search(r"[\"']|/\*", code):
+            if re.search(r"\"|'(?:\\.[^']*|[^'\\])'|/\*", code):
                 sys.exit(f"{where}: a dropped #[cfg] item with a string, a character or a "
                          f"block comment, which this does not parse: {lines[i].strip()}")
             depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
@@ -319,6 +320,33 @@ def resolve_cfgs(lines, known, found, where):
                 sys.exit(f"{where}: a #[cfg] on what is not a statement or an item")
             if depth == 0 and code.endswith((";", "}")):
                 break
+    return out
+
+
+def fold_let_returns(lines):
+    """`let x = e;` then `x` at the end of a block becomes `e`: what a
+    resolved pair of #[cfg] statements leaves (`let x` for each kernel,
+    then `x`), which clippy's let_and_return would report."""
+    out, i = [], 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)let (\w+) = (.*)$", lines[i])
+        if m:
+            depth, j = 0, i
+            while j < len(lines):
+                code = lines[j].split("//")[0].rstrip()
+                depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+                if depth == 0 and code.endswith(";"):
+                    break
+                j += 1
+            if j + 2 < len(lines) and lines[j + 1].strip() == m.group(2) and \
+                    lines[j + 2].strip().startswith("}"):
+                statement = [m.group(1) + m.group(3)] + lines[i + 1:j + 1]
+                statement[-1] = statement[-1].rstrip()[:-1]
+                out.extend(statement)
+                i = j + 2
+                continue
+        out.append(lines[i])
+        i += 1
     return out
 
 
@@ -350,9 +378,8 @@ def move(lines, paths, nested, where):
     maps the driver's paths of moved modules to the crate's
     (driver_paths); `nested` says whether this is one of the module's
     submodules' files, which may use super::."""
-    out, skipping = [], False
+    out, skipping, macro_depth = [], False, 0
     moved = re.compile(r"(?<![\w:])(\$?crate)::(" + "|".join(map(re.escape, paths)) + r")\b")
-    macros = "macro_rules!" in "\n".join(lines)
     for line in lines:
         if line.startswith("//! Upstream counterpart:"):
             skipping = True
@@ -370,9 +397,14 @@ def move(lines, paths, nested, where):
             if re.search(r"\bcrate::|\bpub\(in\b", code) or \
                     (not nested and re.search(r"\bsuper::|\bpub\(super\)", code)):
                 sys.exit(f"{where} is not self-contained: {line.strip()}")
-            if re.search(r'"[^"]*kernel::', line) or (macros and re.search(r"\bkernel::", code)):
-                sys.exit(f"{where}: a string or a file with macros with kernel:: paths in code, "
-                         f"which the rewrite of kernel:: paths does not handle: {line.strip()}")
+            if code.lstrip().startswith("macro_rules!"):
+                macro_depth = 0
+            in_macro = macro_depth > 0 or code.lstrip().startswith("macro_rules!")
+            if in_macro:
+                macro_depth += code.count("{") - code.count("}")
+            if re.search(r'"[^"]*kernel::', line) or (in_macro and re.search(r"\bkernel::", code)):
+                sys.exit(f"{where}: a string or a macro with kernel:: paths in code, which the "
+                         f"rewrite of kernel:: paths does not handle: {line.strip()}")
             line = line.replace("use super::bindings;", "use crate::bindings;")
             line = moved.sub(lambda m: f"{m.group(1)}::{paths[m.group(2)]}", line)
             line = line.replace("pub(crate) ", "pub ")
@@ -393,7 +425,7 @@ def abstraction(module, tree, name):
     files = moved_files(module, source, path)
     for index, (ours, theirs) in enumerate(files):
         where = os.path.relpath(ours, module)
-        lines = resolve_cfgs(read(ours), known, found, where)
+        lines = fold_let_returns(resolve_cfgs(read(ours), known, found, where))
         target = os.path.join(tree, theirs)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         write(target, move(lines, driver_paths(module, name), index > 0, where))
@@ -452,7 +484,9 @@ def glue(module, tree):
         lines.remove(old)
         uses.append(f"pub(crate) use {crate_path(target)};")
     last = max(i for i, line in enumerate(lines) if line.startswith("pub(crate) mod "))
-    lines[last + 1:last + 1] = ["", "// What the kernel crate has, under the names the driver uses."] + sorted(uses)
+    # In rustfmt's order: by path segment.
+    uses.sort(key=lambda line: line.rstrip(";").split("::"))
+    lines[last + 1:last + 1] = ["", "// What the kernel crate has, under the names the driver uses."] + uses
     write(path, lines)
     write(main, main_lines)
 

@@ -5,12 +5,12 @@
 //! `/dev/infiniband/`.
 
 use crate::{
-    glue::{
-        chrdev::Class,
-        sysfs::{
+    glue::chrdev::{
+        attributes::{
             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
             ShowDevice, Shown,
         },
+        Class,
     },
     port::Port,
     rules::uapi,

@@ -14,11 +14,11 @@
 
 use crate::{
     glue::{
-        compat::{self, warn_on_once, MutexGuard},
-        fs::File,
+        chrdev::file::poll_bits,
+        compat::{self, warn_on_once, LocalFile, MutexGuard, PollTable},
         nospec::array_index_nospec,
-        poll::{poll_bits, PollTable, WaitQueue},
         trace,
+        wait_queue::WaitQueue,
     },
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
@@ -218,7 +218,7 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header.
-    pub(crate) fn read(&self, file: &File, out: UserSliceWriter) -> Result<usize> {
+    pub(crate) fn read(&self, file: &LocalFile, out: UserSliceWriter) -> Result<usize> {
         let count = out.len();
         if count < self.layout().size() {
             return Err(EINVAL);
@@ -234,7 +234,7 @@ impl UmadFile {
                     break packet;
                 }
             }
-            if file.is_nonblocking() {
+            if compat::is_nonblocking(file) {
                 return Err(EAGAIN);
             }
             // Unlike ib_umad, device removal ends the wait too.
@@ -273,16 +273,16 @@ impl UmadFile {
     /// takes the queue's lock, which `enqueue` and `kill` take to wake
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
-    pub(crate) fn poll(&self, file: &File, table: &PollTable) -> u32 {
+    pub(crate) fn poll(&self, file: &LocalFile, table: &PollTable<'_>) -> u32 {
         // SAFETY: the queue is this file's state's, which the file holds
         // until its `release`.
         unsafe { self.wait.register(file, table) };
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {
-            poll_bits::OUT
+            poll_bits::OUT | poll_bits::WRNORM
         } else {
-            poll_bits::OUT | poll_bits::IN
+            poll_bits::OUT | poll_bits::WRNORM | poll_bits::IN | poll_bits::RDNORM
         }
     }
 

@@ -11,10 +11,10 @@
 //! - `compat`: what differs between the kernels the module builds for,
 //!   and what the `kernel` crate has only with the series' patches to it
 //!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`).
-//! - `chrdev`, `fs`: device number regions, a class, device nodes, and the
-//!   file operations of their files.
-//! - `sysfs`: a class's and its devices' read-only attributes.
-//! - `poll`: a wait queue that can be polled.
+//! - `chrdev`: device number regions, a class, device nodes, the file
+//!   operations of their files (`chrdev::file`), and the class's and its
+//!   devices' read-only attributes (`chrdev::attributes`).
+//! - `wait_queue`: a wait queue that can be polled.
 //! - `ratelimit`: rate limits for messages userspace can provoke.
 //! - `slab`, `list`: a slab cache and its boxes, and a list of them.
 //! - `semaphore`: `struct semaphore`.
@@ -28,12 +28,10 @@
 pub(crate) mod bindings;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
-pub(crate) mod fs;
 pub(crate) mod list;
 pub(crate) mod nospec;
-pub(crate) mod poll;
 pub(crate) mod ratelimit;
 pub(crate) mod semaphore;
 pub(crate) mod slab;
-pub(crate) mod sysfs;
 pub(crate) mod trace;
+pub(crate) mod wait_queue;

@@ -33,10 +33,13 @@ mod port;
 mod rules;
 mod sends;
 
-use glue::{chrdev::ChrdevRegion, compat::eopnotsupp};
+use glue::{
+    chrdev::{Devt, Region},
+    compat::eopnotsupp,
+};
 use port::{Port, UmadContext};
 use rules::{
-    numbering::{DevnumAllocator, Regions},
+    numbering::{self, DevnumAllocator, Regions},
     uapi,
 };
 
@@ -54,8 +57,8 @@ glue::compat::module_by! {
 struct UmadModule {
     _issm: infiniband::Registration<IssmClient>,
     _umad: infiniband::Registration<UmadClient>,
-    _dynamic: ChrdevRegion,
-    _fixed: ChrdevRegion,
+    _dynamic: Region,
+    _fixed: Region,
     /// Last to go: no file, hence no packet, outlives the clients.
     _packets: glue::slab::CacheGuard<packet::Packet>,
 }
@@ -68,9 +71,13 @@ impl kernel::Module for UmadModule {
         // SAFETY: the module drops the guard last, when it unloads: no file
         // is open then (each holds the module), and packets live in files.
         let packets = unsafe { packet::create_cache() }?;
-        let fixed = ChrdevRegion::claim(Regions::FIXED, Regions::FIXED_COUNT, REGION_NAME)
-            .inspect_err(|_| pr_err!("couldn't register device number\n"))?;
-        let dynamic = ChrdevRegion::allocate(Regions::DYNAMIC_COUNT, REGION_NAME)
+        let fixed = Region::claim(
+            Devt::from_raw(Regions::FIXED.0),
+            Regions::FIXED_COUNT,
+            REGION_NAME,
+        )
+        .inspect_err(|_| pr_err!("couldn't register device number\n"))?;
+        let dynamic = Region::allocate(Regions::DYNAMIC_COUNT, REGION_NAME)
             .inspect_err(|_| pr_err!("couldn't register dynamic device number\n"))?;
         let class = class::UMAD_CLASS
             .register()
@@ -79,7 +86,7 @@ impl kernel::Module for UmadModule {
             UmadContext {
                 class,
                 regions: Regions {
-                    dynamic: dynamic.first(),
+                    dynamic: numbering::Devt(dynamic.first().as_raw()),
                 },
                 devnums: KBox::pin_init(kernel::new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
             },

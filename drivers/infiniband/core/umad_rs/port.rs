@@ -13,13 +13,14 @@
 use crate::{
     file::UmadFile,
     glue::{
-        chrdev::{ClassRegistration, Node, NodeInfo},
-        compat::{current_comm, this_module, DisplayCStr, MutexGuard},
-        fs::{File, FileData, FileOperations, FileOps},
-        poll::PollTable,
+        chrdev::{
+            attributes::{Page, Shown},
+            file::{FileData, FileOperations, FileOps},
+            ClassRegistration, Devt, Node, NodeInfo,
+        },
+        compat::{self, current_comm, this_module, DisplayCStr, LocalFile, MutexGuard, PollTable},
         ratelimit::{RateLimit, Verdict},
         semaphore::Semaphore,
-        sysfs::{Page, Shown},
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName},
@@ -166,7 +167,7 @@ impl Port {
             NodeInfo {
                 class,
                 parent,
-                devt: context.regions.umad(devnum),
+                devt: Devt::from_raw(context.regions.umad(devnum).0),
                 name: format_args!("umad{devnum}"),
             },
         );
@@ -178,7 +179,7 @@ impl Port {
                 NodeInfo {
                     class,
                     parent,
-                    devt: context.regions.issm(devnum),
+                    devt: Devt::from_raw(context.regions.issm(devnum).0),
                     name: format_args!("issm{devnum}"),
                 },
             );
@@ -282,29 +283,29 @@ impl FileOps for UmadFileOps {
     type Owner = Port;
     type Ptr = Arc<UmadFile>;
 
-    fn open(port: ArcBorrow<'_, Port>, _file: &File) -> Result<Arc<UmadFile>> {
+    fn open(port: ArcBorrow<'_, Port>, _file: &LocalFile) -> Result<Arc<UmadFile>> {
         UmadFile::open(port)
     }
 
-    fn release(file: Arc<UmadFile>, _: &File) {
+    fn release(file: Arc<UmadFile>, _: &LocalFile) {
         file.close();
     }
 
-    fn read(file: FileData<'_, Self>, f: &File, out: UserSliceWriter) -> Result<usize> {
+    fn read(file: FileData<'_, Self>, f: &LocalFile, out: UserSliceWriter) -> Result<usize> {
         file.read(f, out)
     }
 
-    fn write(file: FileData<'_, Self>, _: &File, input: UserSliceReader) -> Result<usize> {
+    fn write(file: FileData<'_, Self>, _: &LocalFile, input: UserSliceReader) -> Result<usize> {
         file.write(input)
     }
 
-    fn poll(file: FileData<'_, Self>, f: &File, table: &PollTable) -> u32 {
+    fn poll(file: FileData<'_, Self>, f: &LocalFile, table: &PollTable<'_>) -> u32 {
         file.poll(f, table)
     }
 
     fn ioctl(
         file: FileData<'_, Self>,
-        _: &File,
+        _: &LocalFile,
         cmd: u32,
         arg: usize,
         compat: bool,
@@ -322,9 +323,9 @@ impl FileOps for IssmFileOps {
     type Owner = Port;
     type Ptr = Arc<Port>;
 
-    fn open(port: ArcBorrow<'_, Port>, file: &File) -> Result<Arc<Port>> {
+    fn open(port: ArcBorrow<'_, Port>, file: &LocalFile) -> Result<Arc<Port>> {
         // ib_umad's errors: EAGAIN, or ERESTARTSYS whatever the wait says.
-        if file.is_nonblocking() {
+        if compat::is_nonblocking(file) {
             if !port.sm_sem.try_down() {
                 return Err(EAGAIN);
             }
@@ -346,7 +347,7 @@ impl FileOps for IssmFileOps {
         Ok(port.into())
     }
 
-    fn release(port: Arc<Port>, _: &File) {
+    fn release(port: Arc<Port>, _: &LocalFile) {
         if let Some(device) = &port.state.lock().device {
             // Nothing to tell anyone if this fails: the file is gone.
             let _ = device.set_is_sm(port.number, false);

@@ -1,19 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Character device nodes: number regions, a class, and a pair of a
+//! Character device nodes: number regions, a class, and pairs of a
 //! `struct device` and a `struct cdev` whose files are served by a
-//! [`FileOps`] implementation (`fs.rs`).
+//! [`FileOps`] implementation ([`file`]), with the class's and its
+//! devices' read-only sysfs attributes ([`attributes`]).
+//!
+//! `kernel::miscdevice` registers a node on the misc major with a dynamic
+//! minor and a name only; a driver with number regions of its own (fixed
+//! ones, as many C drivers have, then dynamic ones), a class, a parent
+//! device and attributes wants these.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::chrdev::Region;
+//!
+//! let region = Region::allocate(2, c"rust_doctest_chrdev")?;
+//! let first = region.first();
+//! // A second claim of the same numbers fails.
+//! assert_eq!(Region::claim(first, 2, c"rust_doctest_chrdev").err(), Some(EBUSY));
+//! drop(region);
+//! // Given back on drop, they can be claimed again.
+//! let again = Region::claim(first, 2, c"rust_doctest_chrdev")?;
+//! assert_eq!(again.first(), first);
+//! # Ok::<(), Error>(())
+//! ```
 //!
 //! Upstream counterpart: none in 6.12 or 7.3 for regions, classes and cdevs
 //! outside `miscdevice`; `rust/kernel/miscdevice.rs` is the closest, and the
 //! model for [`Node`]'s lifetime rules.
 
-use super::{
-    bindings, compat,
-    fs::{FileOperations, FileOps},
-    sysfs::{devnode_callback, DevnodeDir, Groups},
+pub(crate) mod attributes;
+pub(crate) mod file;
+
+use self::{
+    attributes::{devnode_callback, DevnodeDir, Groups},
+    file::{FileOperations, FileOps},
 };
-use crate::rules::numbering::Devt;
+use super::bindings;
 use core::{
     fmt,
     marker::PhantomData,
@@ -30,17 +54,33 @@ use kernel::{
     types::Opaque,
 };
 
+/// A device number, `dev_t`: a major and a minor.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Devt(u32);
+
+impl Devt {
+    /// The number whose `dev_t` is `raw`.
+    pub(crate) const fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// The number as a `dev_t`.
+    pub(crate) const fn as_raw(self) -> u32 {
+        self.0
+    }
+}
+
 /// A range of character device numbers, given back on drop.
 ///
 /// # Invariants
 ///
 /// The region `first..first + count` is claimed by this value.
-pub(crate) struct ChrdevRegion {
+pub(crate) struct Region {
     first: Devt,
     count: u32,
 }
 
-impl ChrdevRegion {
+impl Region {
     /// Claims `count` numbers from `first` (`register_chrdev_region`).
     pub(crate) fn claim(first: Devt, count: u32, name: &'static CStr) -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated string that outlives the region.
@@ -59,7 +99,7 @@ impl ChrdevRegion {
         })?;
         // INVARIANT: claimed just now.
         Ok(Self {
-            first: Devt(first),
+            first: Devt::from_raw(first),
             count,
         })
     }
@@ -70,7 +110,7 @@ impl ChrdevRegion {
     }
 }
 
-impl Drop for ChrdevRegion {
+impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: the region is ours by the type invariants.
         unsafe { bindings::unregister_chrdev_region(self.first.0, self.count) };
@@ -105,7 +145,11 @@ impl<O> Class<O> {
     ) -> Self {
         // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
         let mut raw: bindings::class = unsafe { core::mem::zeroed() };
-        raw.name = compat::const_char_ptr(name);
+        #[cfg(umad_rs_core_cstr)]
+        let name = kernel::str::as_char_ptr_in_const_context(name);
+        #[cfg(not(umad_rs_core_cstr))]
+        let name = name.as_char_ptr();
+        raw.name = name;
         raw.devnode = Some(devnode_callback::<D>());
         raw.class_groups = class_groups.as_raw();
         raw.dev_groups = dev_groups.as_raw();
@@ -186,13 +230,19 @@ unsafe impl Sync for Node {}
 
 /// Where a [`Node`] goes and what it is called.
 pub(crate) struct NodeInfo<'a, O: 'static> {
+    /// The class the node's device joins.
     pub(crate) class: &'a ClassRegistration<O>,
+    /// The node's parent device, if any.
     pub(crate) parent: Option<&'a device::Device>,
+    /// The node's device number.
     pub(crate) devt: Devt,
+    /// The node's name, which is its device file's under the class's
+    /// directory.
     pub(crate) name: fmt::Arguments<'a>,
 }
 
 impl Node {
+    /// A node not added yet.
     pub(crate) fn new() -> impl PinInit<Self> {
         // `device_initialize` expects a zeroed device, as from kzalloc.
         pin_init!(Self {
@@ -271,17 +321,24 @@ impl Node {
         Ok(())
     }
 
-    /// The node's `struct device`, for the IB core's netlink answer.
+    /// The node's `struct device`, for instance for a netlink answer that
+    /// names it.
     ///
     /// # Safety
     ///
     /// The node has been added, and is not removed while the reference
     /// lives (removal drops the reference the device was made with).
     pub(crate) unsafe fn device(&self) -> &device::Device {
+        let dev = self.dev.get().cast();
+        #[cfg(umad_rs_device_from_raw)]
         // SAFETY: an added node's device is initialised, and holds the
         // reference it was made with until the node is removed, which the
         // caller rules out meanwhile.
-        unsafe { compat::device_from_raw(self.dev.get()) }
+        let device = unsafe { device::Device::from_raw(dev) };
+        #[cfg(not(umad_rs_device_from_raw))]
+        // SAFETY: as above.
+        let device = unsafe { device::Device::as_ref(dev) };
+        device
     }
 
     /// Logs a notice about the node (`dev_notice`), as
@@ -338,7 +395,7 @@ impl Node {
     /// `cdev` is the cdev of a node that `Node::add` added for an owner of
     /// type `O`, and a reference on it (as `chrdev_open` holds) keeps the
     /// node's device alive for `'a`.
-    pub(super) unsafe fn owner_of_cdev<'a, O>(cdev: *mut bindings::cdev) -> ArcBorrow<'a, O> {
+    unsafe fn owner_of_cdev<'a, O>(cdev: *mut bindings::cdev) -> ArcBorrow<'a, O> {
         // SAFETY: `cdev` is the `cdev` field of a `Node`, by the caller's
         // promise; the node's device lives for `'a`, and so its drvdata.
         unsafe {
@@ -367,7 +424,7 @@ unsafe extern "C" fn release_device<T: FileOps>(dev: *mut bindings::device) {
 ///
 /// `dev` is the device of a node that `Node::add` added for an owner of
 /// type `O`, alive for `'a`.
-pub(super) unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
+unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
     // SAFETY: the device is valid for `'a` (the caller's promise), and its
     // drvdata (`dev_get_drvdata`, which is this load) holds an owner
     // reference made by `Arc::into_raw` for as long as the device lives.

@@ -7,20 +7,18 @@
 //!
 //! Probes are used elsewhere in two cases: `umad_rs_kunit_tests` puts
 //! `rules/`'s unit tests under `#[kunit_tests]`, an attribute that has to
-//! sit on the test module itself; and `infiniband/`, which the patch series
-//! moves into the kernel crate, carries its few differences itself, as
-//! `#[cfg]`s of statements that the series resolves for its tree
+//! sit on the test module itself; and what the patch series moves into the
+//! kernel crate (`infiniband/` and the glue that `tools/upstream/
+//! abstractions` lists) carries its few differences itself, as `#[cfg]`s
+//! of statements and items that the series resolves for its tree
 //! (`tools/upstream/intree.py`), with `umad_rs_in_kernel_crate` set there:
-//! inside the crate it may use the crate's private items.
+//! inside the crate it uses the crate's types and private items.
 //!
 //! Upstream counterpart: none; this file shrinks as the oldest supported
 //! kernel gains what it papers over.
 
-use super::bindings;
 use core::fmt;
-use kernel::{
-    device, error::Error, ffi::c_char, str::CStr, sync::LockClassKey, uaccess::UserSlice,
-};
+use kernel::{error::Error, str::CStr, uaccess::UserSlice};
 
 /// A held `Mutex<T>`'s guard (7.x names it `kernel::sync::MutexGuard`).
 pub(crate) type MutexGuard<'a, T> =
@@ -54,138 +52,69 @@ pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
 }
 
 /// An open file, borrowed for a file operation: the `kernel` crate's
-/// `LocalFile` where it has one, a `struct file` of our own before.
-/// `LocalFile` and not `File`: umad files are `stream_open`ed, so a read
-/// or write runs under an `fdget_pos` that took no `f_pos_lock`, which
-/// `LocalFile` allows on the calling thread and `File` does not.
+/// `LocalFile` where it has one; before, a `struct file` of our own with
+/// the methods of it that the driver uses. `LocalFile` and not `File`:
+/// umad files are `stream_open`ed, so a read or write runs under an
+/// `fdget_pos` that took no `f_pos_lock`, which `LocalFile` allows on the
+/// calling thread and `File` does not.
 #[cfg(umad_rs_local_file)]
-#[repr(transparent)]
-pub(crate) struct File(kernel::fs::LocalFile);
+pub(crate) use kernel::fs::LocalFile;
 
 /// An open file, borrowed for a file operation.
 #[cfg(not(umad_rs_local_file))]
 #[repr(transparent)]
-pub(crate) struct File(kernel::types::Opaque<bindings::file>);
+pub(crate) struct LocalFile(kernel::types::Opaque<super::bindings::file>);
 
-impl File {
+#[cfg(not(umad_rs_local_file))]
+impl LocalFile {
     /// # Safety
     ///
     /// `ptr` points to a `struct file` that stays valid for `'a`, and any
     /// `fdget_pos` on it that did not take `f_pos_lock` runs on this
     /// thread (a file operation's own).
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::file) -> &'a Self {
-        #[cfg(umad_rs_local_file)]
-        let ptr: *const kernel::fs::LocalFile = {
-            // SAFETY: the caller's promise, which is `from_raw_file`'s.
-            unsafe { kernel::fs::LocalFile::from_raw_file(ptr.cast()) }
-        };
-        // SAFETY: `Self` is transparent over either; validity for `'a` is
-        // the caller's promise.
+    pub(crate) unsafe fn from_raw_file<'a>(ptr: *const super::bindings::file) -> &'a Self {
+        // SAFETY: `Self` is transparent over a `struct file`; validity for
+        // `'a` is the caller's promise.
         unsafe { &*ptr.cast() }
     }
 
-    /// Whether the file was opened with `O_NONBLOCK`.
-    pub(crate) fn is_nonblocking(&self) -> bool {
-        #[cfg(umad_rs_local_file)]
-        let nonblocking = self.0.flags() & kernel::fs::file::flags::O_NONBLOCK != 0;
-        #[cfg(not(umad_rs_local_file))]
+    /// The `struct file`.
+    pub(crate) fn as_ptr(&self) -> *mut super::bindings::file {
+        self.0.get()
+    }
+
+    /// The file's flags (`f_flags`).
+    pub(crate) fn flags(&self) -> u32 {
         // SAFETY: the file is valid. `fcntl(F_SETFL)` may write `f_flags`
         // meanwhile (under `f_lock`, which readers do not take): a
         // volatile read stands for C's `READ_ONCE`, as `LocalFile::flags`
         // has it, and sees the old flags or the new.
-        let nonblocking = unsafe {
-            core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() & bindings::O_NONBLOCK != 0
-        };
-        nonblocking
-    }
-
-    /// The `struct file`.
-    pub(crate) fn as_raw(&self) -> *mut bindings::file {
-        #[cfg(umad_rs_local_file)]
-        let ptr = self.0.as_ptr().cast();
-        #[cfg(not(umad_rs_local_file))]
-        let ptr = self.0.get();
-        ptr
+        unsafe { core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() }
     }
 }
 
-/// `poll_wait(file, queue, table)`: the `kernel` crate's helper where it
-/// has one, the module's before.
-///
-/// # Safety
-///
-/// As `poll_wait`: `file` is being polled with `table` (or `table` is
-/// null), and `queue` outlives the registration.
-pub(crate) unsafe fn poll_wait(
-    file: *mut bindings::file,
-    queue: *mut bindings::wait_queue_head,
-    table: *mut bindings::poll_table_struct,
-) {
-    #[cfg(umad_rs_poll_wait)]
-    // SAFETY: the caller's promise.
-    unsafe {
-        kernel::bindings::poll_wait(file.cast(), queue.cast(), table.cast())
-    };
-    #[cfg(not(umad_rs_poll_wait))]
-    // SAFETY: the caller's promise.
-    unsafe {
-        bindings::poll_wait(file, queue, table)
-    };
-}
+/// The `poll_table` of a `poll` call.
+#[cfg(not(umad_rs_kernel_wait_queue))]
+pub(crate) use super::wait_queue::PollTable;
+/// The `poll_table` of a `poll` call: the `kernel` crate's `PollTable`
+/// where the crate has `WaitQueue`, which registers with it; the glue's
+/// before (the crate's keeps its pointer to itself).
+#[cfg(umad_rs_kernel_wait_queue)]
+pub(crate) use kernel::sync::poll::PollTable;
 
-/// `inode->i_cdev`, in an anonymous union of `struct inode`, one place
-/// further down where the kernel has `i_linklen` in an anonymous union
-/// before it.
-///
-/// # Safety
-///
-/// `inode` is a valid character device inode, whose union holds `i_cdev`.
-pub(crate) unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings::cdev {
-    #[cfg(umad_rs_inode_linklen)]
-    // SAFETY: the caller's promise.
-    let cdev = unsafe { (*inode).__bindgen_anon_5.i_cdev };
-    #[cfg(not(umad_rs_inode_linklen))]
-    // SAFETY: the caller's promise.
-    let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
-    cdev
-}
-
-/// The `kernel` crate's device at `ptr` (`Device::from_raw`, which was
-/// `Device::as_ref`).
-///
-/// # Safety
-///
-/// As for `Device::from_raw`: `ptr` is a valid device whose reference
-/// count does not drop to zero during `'a`.
-pub(crate) unsafe fn device_from_raw<'a>(ptr: *mut bindings::device) -> &'a device::Device {
-    #[cfg(umad_rs_device_from_raw)]
-    // SAFETY: the caller's promise.
-    let device = unsafe { device::Device::from_raw(ptr.cast()) };
-    #[cfg(not(umad_rs_device_from_raw))]
-    // SAFETY: the caller's promise.
-    let device = unsafe { device::Device::as_ref(ptr.cast()) };
-    device
-}
-
-/// `dev_name(dev)`: the `kernel` crate's helper where it has one, the
-/// module's before.
-///
-/// # Safety
-///
-/// `dev` is a valid device; the name lives until the device's is changed.
-pub(crate) unsafe fn dev_name(dev: *const bindings::device) -> *const c_char {
-    #[cfg(umad_rs_dev_name)]
-    // SAFETY: the caller's promise.
-    let name = unsafe { kernel::bindings::dev_name(dev.cast()) };
-    #[cfg(not(umad_rs_dev_name))]
-    // SAFETY: the caller's promise.
-    let name = unsafe { bindings::dev_name(dev) };
-    name
+/// Whether `file` was opened with `O_NONBLOCK`.
+pub(crate) fn is_nonblocking(file: &LocalFile) -> bool {
+    #[cfg(umad_rs_local_file)]
+    let nonblocking = kernel::fs::file::flags::O_NONBLOCK;
+    #[cfg(not(umad_rs_local_file))]
+    let nonblocking = super::bindings::O_NONBLOCK;
+    file.flags() & nonblocking != 0
 }
 
 /// `WARN_ON(true)` here: the `kernel` crate's `warn_on!` where it has one,
 /// which records the caller's file and line in the bug table; the module's
 /// `WARN_ON` helper before, which names `helpers/fallback.c`.
+#[cfg(not(umad_rs_warn_on_once))]
 macro_rules! warn_here {
     () => {{
         #[cfg(umad_rs_warn_on)]
@@ -194,6 +123,7 @@ macro_rules! warn_here {
         $crate::glue::compat::helper_warn();
     }};
 }
+#[cfg(not(umad_rs_warn_on_once))]
 pub(crate) use warn_here;
 
 /// `WARN_ON(true)` through the module's helper.
@@ -202,7 +132,7 @@ pub(crate) use warn_here;
 #[cold]
 pub(crate) fn helper_warn() {
     // SAFETY: `WARN_ON` only logs and taints.
-    unsafe { bindings::WARN_ON(true) };
+    unsafe { super::bindings::WARN_ON(true) };
 }
 
 /// `WARN_ON_ONCE(cond)`: warns the first time `cond` holds at this place,
@@ -243,8 +173,8 @@ pub(crate) fn current_comm() -> TaskComm {
     // SAFETY: `comm` is valid for writes of `TASK_COMM_LEN` bytes;
     // `get_task_comm` fills it from the calling task, which lives while it
     // runs.
-    unsafe { bindings::get_task_comm(&mut comm, kernel::bindings::get_current().cast()) };
-    TaskComm(comm.map(|c: c_char| c.to_ne_bytes()[0]))
+    unsafe { super::bindings::get_task_comm(&mut comm, kernel::bindings::get_current().cast()) };
+    TaskComm(comm.map(|c: kernel::ffi::c_char| c.to_ne_bytes()[0]))
 }
 
 /// A copy of a task's name, as `Task::comm` makes it.
@@ -255,7 +185,7 @@ pub(crate) struct TaskComm([u8; COMM_LEN]);
 // CAST: 16, in any `usize`.
 #[allow(clippy::cast_possible_truncation)]
 #[cfg(not(umad_rs_task_comm))]
-const COMM_LEN: usize = bindings::TASK_COMM_LEN as usize;
+const COMM_LEN: usize = super::bindings::TASK_COMM_LEN as usize;
 
 #[cfg(not(umad_rs_task_comm))]
 impl TaskComm {
@@ -274,7 +204,7 @@ pub(crate) fn get_user_u32(addr: usize) -> Result<u32, Error> {
     let value = {
         let mut value = 0;
         // SAFETY: `value` is writable; `get_user` checks the user address.
-        let ret = unsafe { bindings::get_user_u32(&mut value, user_u32(addr)) };
+        let ret = unsafe { super::bindings::get_user_u32(&mut value, user_u32(addr)) };
         if ret == 0 {
             Ok(value)
         } else {
@@ -294,7 +224,7 @@ pub(crate) fn put_user_u32(addr: usize, value: u32) -> Result<(), Error> {
     #[cfg(not(umad_rs_user_ptr_u32))]
     let result = {
         // SAFETY: `put_user` checks the user address.
-        let ret = unsafe { bindings::put_user_u32(value, user_u32(addr)) };
+        let ret = unsafe { super::bindings::put_user_u32(value, user_u32(addr)) };
         if ret == 0 {
             Ok(())
         } else {
@@ -346,26 +276,10 @@ macro_rules! this_module {
 }
 pub(crate) use this_module;
 
-/// What `kernel::static_lock_class!()` gives: a pinned key where the
-/// kernel pins it, a plain reference before.
-#[cfg(umad_rs_pinned_lock_class)]
-pub(crate) type StaticLockClass = core::pin::Pin<&'static LockClassKey>;
-#[cfg(not(umad_rs_pinned_lock_class))]
-pub(crate) type StaticLockClass = &'static LockClassKey;
-
-/// The C string of a `CStr`, in a `const fn`: where `CStr` is core's, its
-/// `as_char_ptr` comes from a trait and is not `const`.
-pub(crate) const fn const_char_ptr(s: &'static CStr) -> *const c_char {
-    #[cfg(umad_rs_core_cstr)]
-    let ptr = kernel::str::as_char_ptr_in_const_context(s);
-    #[cfg(not(umad_rs_core_cstr))]
-    let ptr = s.as_char_ptr();
-    ptr
-}
-
 /// The C string that starts `bytes`, up to its first NUL; empty without
 /// one (core's `CStr::from_bytes_until_nul` where `CStr` is core's; the
 /// kernel's own has no such constructor).
+#[cfg(not(umad_rs_task_comm))]
 pub(crate) fn cstr_until_nul(bytes: &[u8]) -> &CStr {
     #[cfg(umad_rs_core_cstr)]
     let found = CStr::from_bytes_until_nul(bytes).ok();
@@ -389,42 +303,6 @@ impl fmt::Display for DisplayCStr<'_> {
         #[cfg(not(umad_rs_kernel_display))]
         let result = fmt::Display::fmt(self.0, f);
         result
-    }
-}
-
-/// Sets `attribute_group.attrs`, which shares an anonymous union with
-/// `attrs_const` where the kernel has that.
-pub(crate) const fn set_group_attrs(
-    group: &mut bindings::attribute_group,
-    attrs: *mut *mut bindings::attribute,
-) {
-    #[cfg(umad_rs_group_attrs_union)]
-    {
-        group.__bindgen_anon_2.attrs = attrs;
-    }
-    #[cfg(not(umad_rs_group_attrs_union))]
-    {
-        group.attrs = attrs;
-    }
-}
-
-/// A device attribute's `show` callback.
-pub(crate) type DeviceShow = unsafe extern "C" fn(
-    *mut bindings::device,
-    *mut bindings::device_attribute,
-    *mut c_char,
-) -> isize;
-
-/// Sets `device_attribute.show`, which shares an anonymous union (a struct
-/// under CFI) with `show_const` where the kernel has that.
-pub(crate) const fn set_device_show(attr: &mut bindings::device_attribute, show: DeviceShow) {
-    #[cfg(umad_rs_device_show_union)]
-    {
-        attr.__bindgen_anon_1.show = Some(show);
-    }
-    #[cfg(not(umad_rs_device_show_union))]
-    {
-        attr.show = Some(show);
     }
 }
 

@@ -1,13 +1,76 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A class's static C tables: its read-only attributes and its devices',
-//! with typed `show` callbacks, and where its device files go under
-//! `/dev`. The tables are `static`s, as the C driver's macros make them.
+//! A [`Class`](super::Class)'s static C tables: its read-only attributes and its
+//! devices', with typed `show` callbacks, and where its device files go
+//! under `/dev`. The tables are `static`s, as the C macros
+//! (`CLASS_ATTR_RO`, `DEVICE_ATTR_RO`, `ATTRIBUTE_GROUPS`) make them; a
+//! device attribute's callback gets the owner of the node it shows.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::chrdev::{
+//!     attributes::{
+//!         attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
+//!         ShowDevice, Shown,
+//!     },
+//!     Class,
+//! };
+//!
+//! struct Sensor {
+//!     reading: u32,
+//! }
+//!
+//! struct Version;
+//!
+//! impl ShowClass for Version {
+//!     fn show(out: &mut Page<'_>) -> Result {
+//!         out.line_u32(1);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! struct Reading;
+//!
+//! impl ShowDevice<Sensor> for Reading {
+//!     fn show(node: Shown<'_, Sensor>, out: &mut Page<'_>) -> Result {
+//!         out.line_u32(node.owner().reading);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! static VERSION: ClassAttribute = ClassAttribute::new::<Version>(c"version");
+//! static READING: DeviceAttribute<Sensor> = DeviceAttribute::new::<Reading>(c"reading");
+//!
+//! attribute_groups! {
+//!     static CLASS_GROUPS: Groups<()> = [VERSION];
+//! }
+//! attribute_groups! {
+//!     static SENSOR_GROUPS: Groups<Sensor> = [READING];
+//! }
+//!
+//! /// Device files in `/dev/sensors/`.
+//! struct SensorDir;
+//!
+//! impl DevnodeDir for SensorDir {
+//!     const DIR: &'static CStr = c"sensors";
+//! }
+//!
+//! static SENSORS: Class<Sensor> =
+//!     Class::new::<SensorDir>(c"rust_doctest_sensors", &CLASS_GROUPS, &SENSOR_GROUPS);
+//!
+//! // `/sys/class/rust_doctest_sensors/version` while registered.
+//! let registration = SENSORS.register()?;
+//! assert_eq!(SENSORS.register().err(), Some(EBUSY));
+//! drop(registration);
+//! # Ok::<(), Error>(())
+//! ```
 //!
 //! Upstream counterpart: none in 6.12 or 7.3 (`kernel::device` has no
 //! attribute support); a `kernel::sysfs` would replace this file.
 
-use super::{bindings, chrdev::owner_of_device, compat};
+use super::owner_of_device;
+use crate::glue::bindings;
 use core::{cell::UnsafeCell, marker::PhantomData, ptr};
 use kernel::{
     c_str,
@@ -18,11 +81,13 @@ use kernel::{
 
 /// What a read of a class attribute shows.
 pub(crate) trait ShowClass: 'static {
+    /// Fills `out` with the attribute's value.
     fn show(out: &mut Page<'_>) -> Result;
 }
 
 /// What a read of an attribute of a device owned by an `O` shows.
 pub(crate) trait ShowDevice<O>: 'static {
+    /// Fills `out` with the attribute's value for the device of `node`.
     fn show(node: Shown<'_, O>, out: &mut Page<'_>) -> Result;
 }
 
@@ -38,6 +103,7 @@ pub(crate) struct Shown<'a, O> {
 }
 
 impl<'a, O> Shown<'a, O> {
+    /// The owner of the node being shown.
     pub(crate) fn owner(&self) -> &'a O {
         self.owner
     }
@@ -117,7 +183,11 @@ const fn read_only(name: &'static CStr) -> bindings::attribute {
     // SAFETY: all zeroes is a valid `attribute` (lockdep keys unused for
     // static attributes).
     let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
-    attr.name = compat::const_char_ptr(name);
+    #[cfg(umad_rs_core_cstr)]
+    let name = kernel::str::as_char_ptr_in_const_context(name);
+    #[cfg(not(umad_rs_core_cstr))]
+    let name = name.as_char_ptr();
+    attr.name = name;
     attr.mode = 0o444;
     attr
 }
@@ -126,6 +196,7 @@ const fn read_only(name: &'static CStr) -> bindings::attribute {
 pub(crate) struct ClassAttribute(Table<bindings::class_attribute>);
 
 impl ClassAttribute {
+    /// The attribute `name`, which `A` shows.
     pub(crate) const fn new<A: ShowClass>(name: &'static CStr) -> Self {
         // SAFETY: all zeroes is a valid `class_attribute`: no callbacks.
         let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
@@ -144,11 +215,22 @@ impl ClassAttribute {
 pub(crate) struct DeviceAttribute<O>(Table<bindings::device_attribute>, PhantomData<fn(&O)>);
 
 impl<O: 'static> DeviceAttribute<O> {
+    /// The attribute `name`, which `A` shows.
     pub(crate) const fn new<A: ShowDevice<O>>(name: &'static CStr) -> Self {
         // SAFETY: all zeroes is a valid `device_attribute`: no callbacks.
         let mut attr: bindings::device_attribute = unsafe { core::mem::zeroed() };
         attr.attr = read_only(name);
-        compat::set_device_show(&mut attr, show_device::<O, A>);
+        let show: DeviceShow = show_device::<O, A>;
+        // `show` shares an anonymous union (a struct under CFI) with
+        // `show_const` where the kernel has that.
+        #[cfg(umad_rs_device_show_union)]
+        {
+            attr.__bindgen_anon_1.show = Some(show);
+        }
+        #[cfg(not(umad_rs_device_show_union))]
+        {
+            attr.show = Some(show);
+        }
         Self(Table(UnsafeCell::new(attr)), PhantomData)
     }
 
@@ -176,6 +258,7 @@ pub(crate) struct AttributeArray<const N: usize> {
 unsafe impl<const N: usize> Sync for AttributeArray<N> {}
 
 impl<const N: usize> AttributeArray<N> {
+    /// The array of `attrs`.
     pub(crate) const fn new<O>(attrs: [Attribute<O>; N]) -> Self {
         let mut raw = [ptr::null_mut(); N];
         let mut i = 0;
@@ -220,7 +303,17 @@ impl GroupTable {
         // SAFETY: all zeroes is a valid `attribute_group`.
         let mut group: bindings::attribute_group = unsafe { core::mem::zeroed() };
         let attrs: *const AttributeArray<N> = attrs;
-        compat::set_group_attrs(&mut group, attrs.cast_mut().cast());
+        let attrs = attrs.cast_mut().cast();
+        // `attrs` shares an anonymous union with `attrs_const` where the
+        // kernel has that.
+        #[cfg(umad_rs_group_attrs_union)]
+        {
+            group.__bindgen_anon_2.attrs = attrs;
+        }
+        #[cfg(not(umad_rs_group_attrs_union))]
+        {
+            group.attrs = attrs;
+        }
         Self(Table(UnsafeCell::new(group)))
     }
 }
@@ -228,13 +321,13 @@ impl GroupTable {
 /// `static $name: Groups<$owner>`: one group of the given attributes.
 macro_rules! attribute_groups {
     ($vis:vis static $name:ident: Groups<$owner:ty> = [$($attr:expr),+ $(,)?];) => {
-        $vis static $name: $crate::glue::sysfs::Groups<$owner> = {
+        $vis static $name: $crate::glue::chrdev::attributes::Groups<$owner> = {
             const N: usize = [$(stringify!($attr)),+].len();
-            static ATTRS: $crate::glue::sysfs::AttributeArray<N> =
-                $crate::glue::sysfs::AttributeArray::new::<$owner>([$($attr.attribute()),+]);
-            static GROUP: $crate::glue::sysfs::GroupTable =
-                $crate::glue::sysfs::GroupTable::new(&ATTRS);
-            $crate::glue::sysfs::Groups::new(&GROUP)
+            static ATTRS: $crate::glue::chrdev::attributes::AttributeArray<N> =
+                $crate::glue::chrdev::attributes::AttributeArray::new::<$owner>([$($attr.attribute()),+]);
+            static GROUP: $crate::glue::chrdev::attributes::GroupTable =
+                $crate::glue::chrdev::attributes::GroupTable::new(&ATTRS);
+            $crate::glue::chrdev::attributes::Groups::new(&GROUP)
         };
     };
 }
@@ -242,6 +335,7 @@ pub(crate) use attribute_groups;
 
 /// Where a class's device files go: `/dev/<DIR>/<device name>`.
 pub(crate) trait DevnodeDir: 'static {
+    /// The directory under `/dev`.
     const DIR: &'static CStr;
 }
 
@@ -267,9 +361,32 @@ unsafe extern "C" fn devnode<D: DevnodeDir>(
             kernel::bindings::GFP_KERNEL,
             c_str!("%s/%s").as_char_ptr(),
             D::DIR.as_char_ptr(),
-            compat::dev_name(dev),
+            dev_name(dev),
         )
     }
+}
+
+/// A device attribute's `show` callback.
+type DeviceShow = unsafe extern "C" fn(
+    *mut bindings::device,
+    *mut bindings::device_attribute,
+    *mut c_char,
+) -> isize;
+
+/// `dev_name(dev)`: the `kernel` crate's helper where it has one, the
+/// module's before.
+///
+/// # Safety
+///
+/// `dev` is a valid device; the name lives until the device's is changed.
+unsafe fn dev_name(dev: *const bindings::device) -> *const c_char {
+    #[cfg(umad_rs_dev_name)]
+    // SAFETY: the caller's promise.
+    let name = unsafe { kernel::bindings::dev_name(dev.cast()) };
+    #[cfg(not(umad_rs_dev_name))]
+    // SAFETY: the caller's promise.
+    let name = unsafe { bindings::dev_name(dev) };
+    name
 }
 
 /// A `show` callback's return: the length written, or a negative errno.

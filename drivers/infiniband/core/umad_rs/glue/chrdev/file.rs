@@ -5,23 +5,47 @@
 //! state kept as a [`ForeignOwnable`] in `file->private_data`. Optional
 //! operations are left out of `file_operations` unless implemented
 //! (`#[vtable]`), so the VFS answers them as for a C driver without them.
+//! Every file is a stream (`stream_open`): no seeking, no `pread` or
+//! `pwrite`, and so no file position that a read or write would need
+//! `f_pos_lock` for; operations get the file as a [`LocalFile`].
 //!
 //! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 7.x),
-//! which registers on the misc major only and has no `poll`; it would
-//! replace this file once a `cdev` abstraction takes any `struct device`.
-//! The file itself is the `kernel` crate's `LocalFile` where it has one
-//! (`compat::File`).
+//! which registers on the misc major only and has no `poll`.
 
-use super::{bindings, chrdev::Node, compat, poll::PollTable};
-pub(crate) use compat::File;
+use super::Node;
+use crate::glue::bindings;
+#[cfg(not(umad_rs_in_kernel_crate))]
+use crate::glue::compat::LocalFile;
+#[cfg(not(umad_rs_in_kernel_crate))]
+use crate::glue::wait_queue::PollTable;
 use core::marker::PhantomData;
+#[cfg(umad_rs_in_kernel_crate)]
+use kernel::fs::LocalFile;
+#[cfg(umad_rs_in_kernel_crate)]
+use kernel::sync::poll::PollTable;
 use kernel::{
     ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
-    uaccess::{UserSliceReader, UserSliceWriter},
+    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
 };
+
+/// The `EPOLL*` bits a [`FileOps::poll`] returns.
+pub(crate) mod poll_bits {
+    use crate::glue::bindings;
+
+    /// `EPOLLIN`: there is data to read.
+    pub(crate) const IN: u32 = bindings::EPOLLIN;
+    /// `EPOLLRDNORM`: as `IN`, for normal data.
+    pub(crate) const RDNORM: u32 = bindings::EPOLLRDNORM;
+    /// `EPOLLOUT`: a write would not block.
+    pub(crate) const OUT: u32 = bindings::EPOLLOUT;
+    /// `EPOLLWRNORM`: as `OUT`, for normal data.
+    pub(crate) const WRNORM: u32 = bindings::EPOLLWRNORM;
+    /// `EPOLLERR`: the file cannot be used any more.
+    pub(crate) const ERR: u32 = bindings::EPOLLERR;
+}
 
 /// What a file operation gets of the file's state.
 pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borrowed<'a>;
@@ -36,24 +60,24 @@ pub(crate) trait FileOps: Sized + 'static {
     type Ptr: ForeignOwnable + Send + Sync;
 
     /// A file is being opened on a node of `owner`.
-    fn open(owner: ArcBorrow<'_, Self::Owner>, file: &File) -> Result<Self::Ptr>;
+    fn open(owner: ArcBorrow<'_, Self::Owner>, file: &LocalFile) -> Result<Self::Ptr>;
 
     /// The last reference to the file is gone.
-    fn release(data: Self::Ptr, file: &File);
+    fn release(data: Self::Ptr, file: &LocalFile);
 
     /// `read(2)` into `buf`; returns how many bytes it wrote there.
-    fn read(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceWriter) -> Result<usize> {
+    fn read(_data: FileData<'_, Self>, _file: &LocalFile, _buf: UserSliceWriter) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// `write(2)` from `buf`; returns how many bytes it took.
-    fn write(_data: FileData<'_, Self>, _file: &File, _buf: UserSliceReader) -> Result<usize> {
+    fn write(_data: FileData<'_, Self>, _file: &LocalFile, _buf: UserSliceReader) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// `poll(2)` and friends: the `EPOLL*` bits that hold now, after
     /// registering with every wait queue that will signal a change.
-    fn poll(_data: FileData<'_, Self>, _file: &File, _table: &PollTable) -> u32 {
+    fn poll(_data: FileData<'_, Self>, _file: &LocalFile, _table: &PollTable<'_>) -> u32 {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -61,7 +85,7 @@ pub(crate) trait FileOps: Sized + 'static {
     /// commands answer `ENOIOCTLCMD`, which userspace sees as `ENOTTY`.
     fn ioctl(
         _data: FileData<'_, Self>,
-        _file: &File,
+        _file: &LocalFile,
         _cmd: u32,
         _arg: usize,
         _compat: bool,
@@ -132,15 +156,14 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
     // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
     // keeps the node's device, hence its owner, alive during the call.
-    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(compat::inode_cdev(inode)) };
+    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(inode_cdev(inode)) };
     // SAFETY: the VFS passes a valid file for the duration of `open`, on
     // this thread.
-    let f = unsafe { File::from_raw(file) };
+    let f = unsafe { LocalFile::from_raw_file(file.cast_const().cast()) };
     match T::open(owner, f) {
         Ok(data) => {
             // SAFETY: `file` is valid and not yet shared; `release_callback`
-            // takes the data back. stream_open makes the file a stream, as
-            // ib_umad does: no seeking, no pread/pwrite.
+            // takes the data back. stream_open makes the file a stream.
             unsafe {
                 // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
                 let foreign: *const c_void = data.into_foreign();
@@ -166,7 +189,9 @@ unsafe extern "C" fn release_callback<T: FileOps>(
     let data = unsafe { T::Ptr::from_foreign((*file).private_data) };
     // SAFETY: the file is valid during `release`, which runs when no
     // `fdget_pos` holds it.
-    T::release(data, unsafe { File::from_raw(file) });
+    T::release(data, unsafe {
+        LocalFile::from_raw_file(file.cast_const().cast())
+    });
     0
 }
 
@@ -177,11 +202,16 @@ unsafe extern "C" fn release_callback<T: FileOps>(
 /// `file` is such a file, valid for `'a` (the VFS holds it during every
 /// file operation), and the operation runs on the thread of any
 /// `fdget_pos` on it that did not take `f_pos_lock`.
-unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
+unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a LocalFile) {
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
     // and `release_callback`, which takes it back, runs only after the last
     // operation on the file.
-    unsafe { (T::Ptr::borrow((*file).private_data), File::from_raw(file)) }
+    unsafe {
+        (
+            T::Ptr::borrow((*file).private_data),
+            LocalFile::from_raw_file(file.cast_const().cast()),
+        )
+    }
 }
 
 /// `file_operations.read`.
@@ -199,7 +229,7 @@ unsafe extern "C" fn read_callback<T: FileOps>(
     // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
     // The user pointer is checked by each copy, not trusted here.
-    let buf = compat::user_slice(buf as usize, count).writer();
+    let buf = user_slice(buf as usize, count).writer();
     ssize(T::read(data, file, buf))
 }
 
@@ -217,7 +247,7 @@ unsafe extern "C" fn write_callback<T: FileOps>(
     // SAFETY: the VFS calls this for an open file of ours, on the thread
     // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = compat::user_slice(buf as usize, count).reader();
+    let buf = user_slice(buf as usize, count).reader();
     ssize(T::write(data, file, buf))
 }
 
@@ -234,7 +264,37 @@ unsafe extern "C" fn poll_callback<T: FileOps>(
     // SAFETY: the VFS calls this for an open file of ours, on the thread
     // that holds it.
     let (data, file) = unsafe { file_data::<T>(file) };
-    T::poll(data, file, &PollTable(table))
+    // SAFETY: the VFS passes a poll table that is valid or null during
+    // the call.
+    let table = unsafe { PollTable::from_raw(table) };
+    T::poll(data, file, &table)
+}
+
+/// `len` bytes of user memory at `addr`, which each access checks: 7.x
+/// takes the address as a `UserPtr`, 6.12 as a plain `usize`.
+fn user_slice(addr: usize, len: usize) -> UserSlice {
+    #[cfg(umad_rs_user_ptr_struct)]
+    let ptr = kernel::uaccess::UserPtr::from_addr(addr);
+    #[cfg(not(umad_rs_user_ptr_struct))]
+    let ptr = addr;
+    UserSlice::new(ptr, len)
+}
+
+/// `inode->i_cdev`, in an anonymous union of `struct inode`, one place
+/// further down where the kernel has `i_linklen` in an anonymous union
+/// before it.
+///
+/// # Safety
+///
+/// `inode` is a valid character device inode, whose union holds `i_cdev`.
+unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings::cdev {
+    #[cfg(umad_rs_inode_linklen)]
+    // SAFETY: the caller's promise.
+    let cdev = unsafe { (*inode).__bindgen_anon_5.i_cdev };
+    #[cfg(not(umad_rs_inode_linklen))]
+    // SAFETY: the caller's promise.
+    let cdev = unsafe { (*inode).__bindgen_anon_4.i_cdev };
+    cdev
 }
 
 /// What `read` and `write` return: a count, or a negative errno. Counts

@@ -1,19 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A wait queue that blocking reads sleep on and `poll` registers with
-//! (`struct wait_queue_head`), which 6.12's `kernel` crate does not offer:
-//! its `CondVar` cannot be polled, and it sleeps with a lock held by the
-//! waiter's guard.
+//! A wait queue (`struct wait_queue_head`) that tasks sleep on, holding no
+//! lock, until a condition holds, and that `poll` registers with.
+//!
+//! The crate's `CondVar`, `PollCondVar` among them, sleeps with a lock that
+//! the waiter's guard holds. A file whose `read` waits as C's
+//! `wait_event_interruptible()` does, before it takes any lock, and whose
+//! `poll` registers with the same queue, wants the queue itself.
+//!
+//! # Examples
+//!
+//! ```
+//! use kernel::sync::poll::wait_queue::WaitQueue;
+//!
+//! let queue = KBox::pin_init(
+//!     WaitQueue::new(c"rust_doctest_wait_queue", kernel::static_lock_class!()),
+//!     GFP_KERNEL,
+//! )?;
+//! // Nobody sleeps on it: a no-op.
+//! queue.wake_up();
+//! // The condition is checked again once the task is queued, so that a
+//! // wake-up in between is not lost; here it holds then.
+//! let mut checks = 0;
+//! queue.wait_interruptible(|| {
+//!     checks += 1;
+//!     checks == 2
+//! })?;
+//! assert_eq!(checks, 2);
+//! # Ok::<(), Error>(())
+//! ```
 //!
 //! Upstream counterpart: `PollCondVar` and `PollTable`
-//! (`rust/kernel/sync/poll.rs`). `PollCondVar` makes registration safe
-//! anywhere by waiting for an RCU grace period when it is dropped; that
-//! would put a grace period in every close of a umad file, so this queue
-//! asks its user instead (see [`WaitQueue::register`]).
+//! (`rust/kernel/sync/poll.rs`, 7.x). `PollCondVar` is a `CondVar`, which
+//! sleeps holding a lock, and `PollTable::register_wait` takes only that.
 
-use super::{bindings, compat, fs::File};
+use super::bindings;
+#[cfg(not(umad_rs_in_kernel_crate))]
+use crate::glue::compat::LocalFile;
+#[cfg(not(umad_rs_in_kernel_crate))]
+use core::marker::PhantomData;
 use core::pin::pin;
+#[cfg(umad_rs_in_kernel_crate)]
+use kernel::fs::LocalFile;
+#[cfg(umad_rs_in_kernel_crate)]
+use kernel::sync::poll::PollTable;
 use kernel::{ffi::c_int, prelude::*, str::CStr, sync::LockClassKey, types::Opaque};
+
+/// What `static_lock_class!()` gives: a pinned key where the crate pins it.
+#[cfg(umad_rs_pinned_lock_class)]
+type LockClass = core::pin::Pin<&'static LockClassKey>;
+/// What `static_lock_class!()` gives.
+#[cfg(not(umad_rs_pinned_lock_class))]
+type LockClass = &'static LockClassKey;
 
 /// `TASK_INTERRUPTIBLE`, as `prepare_to_wait_event` takes it.
 const TASK_INTERRUPTIBLE: c_int = {
@@ -23,6 +61,27 @@ const TASK_INTERRUPTIBLE: c_int = {
     let state = bindings::TASK_INTERRUPTIBLE as c_int;
     state
 };
+
+/// The `poll_table` a `poll` call passes in; null when the caller will not
+/// wait. (The crate's `PollTable`, where its pointer is visible.)
+#[cfg(not(umad_rs_in_kernel_crate))]
+pub(crate) struct PollTable<'a> {
+    table: *mut bindings::poll_table_struct,
+    _table: PhantomData<&'a bindings::poll_table_struct>,
+}
+
+#[cfg(not(umad_rs_in_kernel_crate))]
+impl PollTable<'_> {
+    /// # Safety
+    ///
+    /// `table` is null or a valid `poll_table` for the lifetime.
+    pub(crate) unsafe fn from_raw(table: *mut bindings::poll_table_struct) -> Self {
+        Self {
+            table,
+            _table: PhantomData,
+        }
+    }
+}
 
 /// A `struct wait_queue_head`.
 ///
@@ -40,11 +99,9 @@ unsafe impl Send for WaitQueue {}
 // SAFETY: as above.
 unsafe impl Sync for WaitQueue {}
 
-/// The `poll_table` a `poll` call passes in; may be null (no waiting).
-pub(crate) struct PollTable(pub(crate) *mut bindings::poll_table_struct);
-
 impl WaitQueue {
-    pub(crate) fn new(name: &'static CStr, key: compat::StaticLockClass) -> impl PinInit<Self> {
+    /// An empty queue whose lock is named `name`, in the lock class `key`.
+    pub(crate) fn new(name: &'static CStr, key: LockClass) -> impl PinInit<Self> {
         // INVARIANT: initialised in place, and pinned.
         pin_init!(Self {
             // SAFETY: `__init_waitqueue_head` initialises the pinned slot;
@@ -112,20 +169,23 @@ impl WaitQueue {
     ///
     /// The queue outlives every registration: epoll and select keep the
     /// entry until they let go of the file, which is before its `release`.
-    /// A queue owned by the file's state (`FileOps::Ptr`), which goes in
-    /// `release` at the earliest, does.
-    pub(crate) unsafe fn register(&self, file: &File, table: &PollTable) {
+    /// A queue owned by the file's state, which goes in `release` at the
+    /// earliest, does.
+    pub(crate) unsafe fn register(&self, file: &LocalFile, table: &PollTable<'_>) {
+        #[cfg(umad_rs_poll_wait)]
         // SAFETY: `file` is the file being polled and `table` its table;
         // the queue outlives the registration, as the caller promises.
-        unsafe { compat::poll_wait(file.as_raw(), self.raw.get(), table.0) };
+        unsafe {
+            kernel::bindings::poll_wait(
+                file.as_ptr().cast(),
+                self.raw.get().cast(),
+                table.table.cast(),
+            )
+        };
+        #[cfg(not(umad_rs_poll_wait))]
+        // SAFETY: as above.
+        unsafe {
+            bindings::poll_wait(file.as_ptr(), self.raw.get(), table.table)
+        };
     }
-}
-
-/// The poll bits umad reports.
-pub(crate) mod poll_bits {
-    use crate::glue::bindings;
-
-    pub(crate) const IN: u32 = bindings::EPOLLIN | bindings::EPOLLRDNORM;
-    pub(crate) const OUT: u32 = bindings::EPOLLOUT | bindings::EPOLLWRNORM;
-    pub(crate) const ERR: u32 = bindings::EPOLLERR;
 }
