@@ -41,7 +41,14 @@ edited:
     intree.py kbuild <module Kbuild> <output>
         The module's Kbuild, as the tree builds it: the probe for the kernel's
         bindings goes, with the out-of-tree branch it chooses against (the
-        module-local bindgen run and helpers), so the cfg is set plainly.
+        module-local bindgen run and helpers), and so do the feature probes:
+        the tree's driver has its #[cfg]s resolved (resolve).
+
+    intree.py resolve <module dir> <kernel tree>
+        The driver in the tree (after glue): each #[cfg(umad_rs_<probe>)]
+        item or statement kept or dropped as the module's Kbuild probes find
+        this tree, as for an abstraction, with the kernel's bindings
+        covering it; then formatted with the tree's rules.
 """
 import os
 import re
@@ -239,7 +246,15 @@ def kbuild(source, output):
         if branch == "then":
             taken.append(line)
         i += 1
+    # The tree's driver has its #[cfg]s resolved (resolve_driver): no
+    # probe, no cfg for the kernel's bindings.
+    taken = [line for line in taken if "umad_rs_kernel_bindings" not in line]
+    while taken and taken[0].startswith("#"):
+        taken.pop(0)
     lines[probe:i + 1] = taken
+    first = next(i for i, line in enumerate(lines) if line.startswith("# Feature probes"))
+    last = next(i for i, line in enumerate(lines) if line.startswith("# The tracepoints' header"))
+    del lines[first:last]
     write(output, lines)
 
 
@@ -276,44 +291,78 @@ def probes(module, tree):
 
 
 CFG = re.compile(r"^\s*#\[cfg\((not\()?umad_rs_(\w+)\)?\)\]$")
+# rules/'s test modules: compiled for `cargo test` and, where the kernel
+# has #[kunit_tests], in the kernel; a kernel build never sets `test`.
+TEST_CFG = re.compile(r"^\s*#\[cfg\(any\(test, umad_rs_(\w+)\)\)\]$")
+PROBE_NAME = re.compile(r"\bumad_rs_\w+")
+
+
+def code_of(line, where):
+    """A line's code for counting brackets: without its comment, string
+    and character literals; refused where a literal or a comment does not
+    end on the line."""
+    code = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
+    code = re.sub(r"'(?:\\.[^']*|[^'\\])'", "' '", code)
+    code = code.split("//")[0].rstrip()
+    if '"' in code.replace('""', "") or "/*" in code:
+        sys.exit(f"{where}: a string or a block comment across lines, which this does not "
+                 f"parse: {line.strip()}")
+    return code
+
+
+def skip_attributes(lines, i, where):
+    """The index of the first line after the comments and attributes
+    (each possibly over several lines) from `i`."""
+    while i < len(lines) and lines[i].lstrip().startswith(("//", "#[")):
+        depth = 0
+        while True:
+            code = code_of(lines[i], where) if not lines[i].lstrip().startswith("//") else ""
+            depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+            i += 1
+            if depth <= 0 or i == len(lines):
+                break
+    return i
 
 
 def resolve_cfgs(lines, known, found, where):
     """Keeps the statements and items whose #[cfg(umad_rs_<probe>)] holds
     for the tree (without the attribute), drops the others with their doc
     comments and attributes (a comment about a statement goes after its
-    #[cfg], as in compat.rs). Refused rather than guessed at: a probe the
-    Kbuild does not have, any other use of a probe, a cfg on what ends with
-    a comma (a field, a variant, an arm), and a dropped part with a string,
-    a character or a block comment in it."""
+    #[cfg], as in compat.rs). #[cfg(any(test, umad_rs_<probe>))] is the
+    probe's alone, a kernel build never being a test. Refused rather than
+    guessed at: a probe the Kbuild does not have, any other use of a probe,
+    a cfg on what ends with a comma (a field, a variant, an arm), and a
+    dropped part with a string or a block comment across lines."""
     out, i = [], 0
     while i < len(lines):
         m = CFG.match(lines[i])
-        if not m:
-            if "umad_rs_" in lines[i].split("//")[0]:
+        test = TEST_CFG.match(lines[i])
+        if test:
+            m, negated = test, False
+        elif m:
+            negated = bool(m.group(1))
+        else:
+            if PROBE_NAME.search(code_of(lines[i], where)):
                 sys.exit(f"{where}: a probe used other than as #[cfg] of an item: {lines[i].strip()}")
             out.append(lines[i])
             i += 1
             continue
-        if m.group(2) not in known:
-            sys.exit(f"{where}: no Kbuild probe is called {m.group(2)}: {lines[i].strip()}")
+        name = m.group(m.lastindex)
+        if name not in known:
+            sys.exit(f"{where}: no Kbuild probe is called {name}: {lines[i].strip()}")
         i += 1
-        if (m.group(2) in found) != bool(m.group(1)):
+        if (name in found) != negated:
             continue
         while out and out[-1].lstrip().startswith(("///", "#[")):
             out.pop()
         if out and out[-1].rstrip().endswith(("(", ",")):
             sys.exit(f"{where}: a multi-line attribute before a #[cfg] that is dropped")
-        while i < len(lines) and lines[i].lstrip().startswith(("//", "#[")):
-            i += 1
+        i = skip_attributes(lines, i, where)
         depth = 0
         while True:
             if i == len(lines):
                 sys.exit(f"{where}: a dropped #[cfg] item runs to the end of the file")
-            code = lines[i].split("//")[0].rstrip()
-            if re.search(r"\"|'(?:\\.[^']*|[^'\\])'|/\*", code):
-                sys.exit(f"{where}: a dropped #[cfg] item with a string, a character or a "
-                         f"block comment, which this does not parse: {lines[i].strip()}")
+            code = code_of(lines[i], where)
             depth += sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
             i += 1
             if depth < 0 or (depth == 0 and code.endswith(",")):
@@ -330,7 +379,8 @@ def fold_let_returns(lines):
     out, i = [], 0
     while i < len(lines):
         m = re.match(r"^(\s*)let (\w+) = (.*)$", lines[i])
-        if m:
+        # An attribute on the `let` could not go on the expression.
+        if m and not (out and out[-1].lstrip().startswith("#[")):
             depth, j = 0, i
             while j < len(lines):
                 code = lines[j].split("//")[0].rstrip()
@@ -491,6 +541,27 @@ def glue(module, tree):
     write(main, main_lines)
 
 
+def resolve_driver(module, tree):
+    """The driver in the tree, every #[cfg(umad_rs_*)] resolved for it:
+    in a tree with the series every probe that matters holds (the kernel
+    crate's bindings cover the driver, its own patches are in), so what
+    compat.rs and the glue keep for other kernels goes, and the Kbuild
+    (see kbuild) runs no probe."""
+    known, found = probes(module, tree)
+    bindings_helper = "\n".join(read(os.path.join(tree, "rust/bindings/bindings_helper.h")))
+    if "umad_rs/glue/ib_umad_rs.h" not in bindings_helper:
+        sys.exit("rust/bindings/bindings_helper.h does not cover the driver: the bindings patch first")
+    known, found = known | {"kernel_bindings", "in_kernel_crate"}, found | {"kernel_bindings"}
+    here = os.path.join(tree, IB_CORE, "umad_rs")
+    files = sorted(os.path.join(root, name) for root, _, names in os.walk(here)
+                   for name in names if name.endswith(".rs"))
+    for path in files:
+        where = os.path.relpath(path, here)
+        write(path, fold_let_returns(resolve_cfgs(read(path), known, found, where)))
+    subprocess.run([os.environ.get("RUSTFMT", "rustfmt"), "--edition", "2021",
+                    "--config-path", os.path.join(tree, ".rustfmt.toml")] + files, check=True)
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "bindings":
         bindings(sys.argv[2], sys.argv[3])
@@ -498,6 +569,8 @@ def main():
         abstraction(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 4 and sys.argv[1] == "glue":
         glue(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "resolve":
+        resolve_driver(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "kbuild":
         kbuild(sys.argv[2], sys.argv[3])
     else:

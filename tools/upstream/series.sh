@@ -99,6 +99,8 @@ gen_driver() {
 		rm -rf "$work/$core/umad_rs/$source.rs" "$work/$core/umad_rs/$source/"
 	done
 	python3 "$here/intree.py" glue "$REPO_DIR/$core/umad_rs" "$work"
+	# Every cfg resolved for this tree: what other kernels need goes.
+	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" resolve "$REPO_DIR/$core/umad_rs" "$work"
 	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"
 	sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
 		"$work/drivers/infiniband/Kconfig"

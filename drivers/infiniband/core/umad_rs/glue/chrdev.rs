@@ -2,7 +2,7 @@
 
 //! Character device nodes: number regions, a class, and pairs of a
 //! `struct device` and a `struct cdev` whose files are served by a
-//! [`FileOps`] implementation ([`file`]), with the class's and its
+//! [`FileOps`] implementation ([`file`](mod@file)), with the class's and its
 //! devices' read-only sysfs attributes ([`attributes`]).
 //!
 //! `kernel::miscdevice` registers a node on the misc major with a dynamic

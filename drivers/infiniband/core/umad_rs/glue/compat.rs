@@ -14,6 +14,10 @@
 //! (`tools/upstream/intree.py`), with `umad_rs_in_kernel_crate` set there:
 //! inside the crate it uses the crate's types and private items.
 //!
+//! In the kernel tree, the patch series resolves every probe for that tree
+//! (`intree.py resolve`): this file keeps only its forms there, thin
+//! wrappers over the crate.
+//!
 //! Upstream counterpart: none; this file shrinks as the oldest supported
 //! kernel gains what it papers over.
 
