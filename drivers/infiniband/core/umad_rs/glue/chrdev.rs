@@ -70,6 +70,16 @@ impl Devt {
     }
 }
 
+/// The C string of `name`, in a `const fn`: where `CStr` is core's, its
+/// `as_char_ptr` comes from a trait and is not `const`.
+const fn const_char_ptr(name: &'static CStr) -> *const c_char {
+    #[cfg(umad_rs_core_cstr)]
+    let ptr = kernel::str::as_char_ptr_in_const_context(name);
+    #[cfg(not(umad_rs_core_cstr))]
+    let ptr = name.as_char_ptr();
+    ptr
+}
+
 /// A range of character device numbers, given back on drop.
 ///
 /// # Invariants
@@ -145,11 +155,7 @@ impl<O> Class<O> {
     ) -> Self {
         // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
         let mut raw: bindings::class = unsafe { core::mem::zeroed() };
-        #[cfg(umad_rs_core_cstr)]
-        let name = kernel::str::as_char_ptr_in_const_context(name);
-        #[cfg(not(umad_rs_core_cstr))]
-        let name = name.as_char_ptr();
-        raw.name = name;
+        raw.name = const_char_ptr(name);
         raw.devnode = Some(devnode_callback::<D>());
         raw.class_groups = class_groups.as_raw();
         raw.dev_groups = dev_groups.as_raw();

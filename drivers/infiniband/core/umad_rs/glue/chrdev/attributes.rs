@@ -69,7 +69,7 @@
 //! Upstream counterpart: none in 6.12 or 7.3 (`kernel::device` has no
 //! attribute support); a `kernel::sysfs` would replace this file.
 
-use super::owner_of_device;
+use super::{const_char_ptr, owner_of_device};
 use crate::glue::bindings;
 use core::{cell::UnsafeCell, marker::PhantomData, ptr};
 use kernel::{
@@ -183,11 +183,7 @@ const fn read_only(name: &'static CStr) -> bindings::attribute {
     // SAFETY: all zeroes is a valid `attribute` (lockdep keys unused for
     // static attributes).
     let mut attr: bindings::attribute = unsafe { core::mem::zeroed() };
-    #[cfg(umad_rs_core_cstr)]
-    let name = kernel::str::as_char_ptr_in_const_context(name);
-    #[cfg(not(umad_rs_core_cstr))]
-    let name = name.as_char_ptr();
-    attr.name = name;
+    attr.name = const_char_ptr(name);
     attr.mode = 0o444;
     attr
 }
