@@ -186,9 +186,9 @@ pub(crate) fn current_comm() -> TaskComm {
 pub(crate) struct TaskComm([u8; COMM_LEN]);
 
 /// `TASK_COMM_LEN`.
+#[cfg(not(umad_rs_task_comm))]
 // CAST: 16, in any `usize`.
 #[allow(clippy::cast_possible_truncation)]
-#[cfg(not(umad_rs_task_comm))]
 const COMM_LEN: usize = super::bindings::TASK_COMM_LEN as usize;
 
 #[cfg(not(umad_rs_task_comm))]
