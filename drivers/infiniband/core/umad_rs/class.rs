@@ -7,8 +7,8 @@
 use crate::{
     glue::chrdev::{
         attributes::{
-            attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
-            ShowDevice, Shown,
+            attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, ForClass, ForDevices,
+            Page, ShowClass, ShowDevice, Shown,
         },
         Class,
     },
@@ -28,11 +28,11 @@ impl DevnodeDir for InfinibandDir {
 }
 
 attribute_groups! {
-    static CLASS_GROUPS: Groups<()> = [ABI_VERSION];
+    static CLASS_GROUPS: Groups<ForClass> = [ABI_VERSION];
 }
 
 attribute_groups! {
-    static NODE_GROUPS: Groups<Port> = [IBDEV, PORT];
+    static NODE_GROUPS: Groups<ForDevices<Port>> = [IBDEV, PORT];
 }
 
 static ABI_VERSION: ClassAttribute = ClassAttribute::new::<AbiVersion>(c_str!("abi_version"));

@@ -40,7 +40,8 @@ pub(crate) type PortGuard<'a> = MutexGuard<'a, PortState>;
 
 /// Logs a notice about `$port` on its `umadN`, as ib_umad's `dev_notice`,
 /// but at most `printk_ratelimited`'s burst per interval from each place:
-/// a program can provoke these at will (ib_umad prints every one).
+/// a program can provoke these at will (ib_umad prints every one). Calls
+/// the unsafe [`Port::notice`], so its contract is the caller's.
 macro_rules! notice {
     ($port:expr, $($arg:tt)*) => {{
         use $crate::glue::ratelimit::RateLimit;
@@ -218,20 +219,36 @@ impl Port {
 
     /// Logs a notice about the port on `umadN`, within `limit`'s budget
     /// (see [`notice!`]).
-    pub(crate) fn notice(&self, limit: &RateLimit, message: fmt::Arguments<'_>) {
-        if self.may_log(limit) {
-            self.umad.notice(message);
+    ///
+    /// # Safety
+    ///
+    /// A file opened on this port's `umadN` is open during the call (as in
+    /// its own file operations): its cdev holds the node's device, whose
+    /// name the message gives.
+    pub(crate) unsafe fn notice(&self, limit: &RateLimit, message: fmt::Arguments<'_>) {
+        // SAFETY: the caller's promise, which is `Node::notice`'s.
+        unsafe {
+            if self.may_log(limit) {
+                self.umad.notice(message);
+            }
         }
     }
 
     /// Whether `limit` lets a message through now; says how many it held
     /// back before.
-    fn may_log(&self, limit: &RateLimit) -> bool {
+    ///
+    /// # Safety
+    ///
+    /// As for [`Port::notice`].
+    unsafe fn may_log(&self, limit: &RateLimit) -> bool {
         match limit.check() {
             Verdict::Print { suppressed: 0 } => true,
             Verdict::Print { suppressed } => {
-                self.umad
-                    .notice(format_args!("{suppressed} messages suppressed\n"));
+                // SAFETY: the caller's promise, which is `Node::notice`'s.
+                unsafe {
+                    self.umad
+                        .notice(format_args!("{suppressed} messages suppressed\n"))
+                };
                 true
             }
             Verdict::Suppress => false,
@@ -240,18 +257,25 @@ impl Port {
 
     /// ib_umad's warning for a process that registers an agent with the
     /// old header: it cannot see P_Key indexes.
-    pub(crate) fn warn_old_abi(&self) {
+    ///
+    /// # Safety
+    ///
+    /// As for [`Port::notice`].
+    pub(crate) unsafe fn warn_old_abi(&self) {
         static LIMIT: RateLimit = RateLimit::new();
-        if !self.may_log(&LIMIT) {
-            return;
+        // SAFETY: the caller's promise, which is `Node::warn`'s.
+        unsafe {
+            if !self.may_log(&LIMIT) {
+                return;
+            }
+            self.umad.warn(format_args!(
+                "process {} did not enable P_Key index support.\n",
+                DisplayCStr(current_comm().as_c_str())
+            ));
+            self.umad.warn(format_args!(
+                "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
+            ));
         }
-        self.umad.warn(format_args!(
-            "process {} did not enable P_Key index support.\n",
-            DisplayCStr(current_comm().as_c_str())
-        ));
-        self.umad.warn(format_args!(
-            "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
-        ));
     }
 
     /// umadN's node.

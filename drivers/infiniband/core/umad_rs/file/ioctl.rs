@@ -152,27 +152,37 @@ impl UmadFile {
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();
         let Some(device) = port_state.device() else {
-            notice!(self.port, "{}: invalid device\n", R::NAME);
+            // SAFETY: an ioctl of this umad file, which keeps its port's
+            // umadN device while it runs.
+            unsafe { notice!(self.port, "{}: invalid device\n", R::NAME) };
             return Err(EPIPE);
         };
         let req = R::read(arg, compat)?;
         if req.qpn() > 1 {
-            notice!(
-                self.port,
-                "{}: invalid QPN {} specified\n",
-                R::NAME,
-                req.qpn()
-            );
+            // SAFETY: an ioctl of this umad file, which keeps its port's
+            // umadN device while it runs.
+            unsafe {
+                notice!(
+                    self.port,
+                    "{}: invalid QPN {} specified\n",
+                    R::NAME,
+                    req.qpn()
+                )
+            };
             return Err(EINVAL);
         }
         if req.unknown_flags() != 0 {
-            notice!(
-                self.port,
-                "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
-                R::NAME,
-                req.flags(),
-                uapi::REG_FLAGS_CAP
-            );
+            // SAFETY: an ioctl of this umad file, which keeps its port's
+            // umadN device while it runs.
+            unsafe {
+                notice!(
+                    self.port,
+                    "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
+                    R::NAME,
+                    req.flags(),
+                    uapi::REG_FLAGS_CAP
+                )
+            };
             // Tell the caller what is supported.
             put_user_u32(
                 arg.wrapping_add(offset_of!(RegReq2, flags)),
@@ -181,18 +191,24 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let Some(slot) = state.agents.vacant() else {
-            notice!(
-                self.port,
-                "{}: Max Agents ({MAX_AGENTS}) reached\n",
-                R::NAME
-            );
+            // SAFETY: an ioctl of this umad file, which keeps its port's
+            // umadN device while it runs.
+            unsafe {
+                notice!(
+                    self.port,
+                    "{}: Max Agents ({MAX_AGENTS}) reached\n",
+                    R::NAME
+                )
+            };
             return Err(ENOMEM);
         };
         let request = req.request();
         let request = match request {
             None => None,
             Some(Err(oui)) => {
-                notice!(self.port, "{} failed: oui invalid {oui:#010x}\n", R::NAME);
+                // SAFETY: an ioctl of this umad file, which keeps its port's
+                // umadN device while it runs.
+                unsafe { notice!(self.port, "{} failed: oui invalid {oui:#010x}\n", R::NAME) };
                 return Err(EINVAL);
             }
             Some(Ok(ref request)) => Some(request),
@@ -230,7 +246,9 @@ impl UmadFile {
             if R::NEW_LAYOUT {
                 self.new_layout.store(true, Ordering::Relaxed);
             } else if self.layout() == HdrLayout::Old {
-                self.port.warn_old_abi();
+                // SAFETY: an ioctl of this umad file, which keeps its
+                // port's umadN device while it runs.
+                unsafe { self.port.warn_old_abi() };
             }
         }
         Ok(())

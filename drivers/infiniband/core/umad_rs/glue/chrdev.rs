@@ -18,11 +18,13 @@
 //! let region = Region::allocate(2, c"rust_doctest_chrdev")?;
 //! let first = region.first();
 //! // A second claim of the same numbers fails.
-//! assert_eq!(Region::claim(first, 2, c"rust_doctest_chrdev").err(), Some(EBUSY));
+//! let second = Region::claim(first, 2, c"rust_doctest_chrdev").err();
 //! drop(region);
 //! // Given back on drop, they can be claimed again.
-//! let again = Region::claim(first, 2, c"rust_doctest_chrdev")?;
-//! assert_eq!(again.first(), first);
+//! let again = Region::claim(first, 2, c"rust_doctest_chrdev").map(|again| again.first());
+//! // Asserted once the regions are gone: a failed assertion ends the test
+//! // without dropping anything.
+//! assert_eq!((second, again), (Some(EBUSY), Ok(first)));
 //! # Ok::<(), Error>(())
 //! ```
 //!
@@ -34,7 +36,7 @@ pub(crate) mod attributes;
 pub(crate) mod file;
 
 use self::{
-    attributes::{devnode_callback, DevnodeDir, Groups},
+    attributes::{devnode_callback, DevnodeDir, ForClass, ForDevices, Groups},
     file::{FileOperations, FileOps},
 };
 use super::bindings;
@@ -42,7 +44,7 @@ use core::{
     fmt,
     marker::PhantomData,
     ptr,
-    sync::atomic::{AtomicBool, AtomicU8, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering},
 };
 use kernel::{
     c_str, device,
@@ -134,10 +136,12 @@ impl Drop for Region {
 ///
 /// `registered` is true while a [`ClassRegistration`] of the class lives,
 /// and only then is `raw` registered with the driver core. Every device of
-/// the class is the device of a [`Node`] added for an owner of type `O`.
+/// the class is the device of a [`Node`] added for an owner of type `O`;
+/// `nodes` counts those added and not removed.
 pub(crate) struct Class<O> {
     raw: Opaque<bindings::class>,
     registered: AtomicBool,
+    nodes: AtomicUsize,
     _owners: PhantomData<fn(&O)>,
 }
 
@@ -150,8 +154,8 @@ impl<O> Class<O> {
     /// `class_groups` for the class and `dev_groups` for each device.
     pub(crate) const fn new<D: DevnodeDir>(
         name: &'static CStr,
-        class_groups: &'static Groups<()>,
-        dev_groups: &'static Groups<O>,
+        class_groups: &'static Groups<ForClass>,
+        dev_groups: &'static Groups<ForDevices<O>>,
     ) -> Self {
         // SAFETY: all zeroes is a valid `class`: no callbacks, no groups.
         let mut raw: bindings::class = unsafe { core::mem::zeroed() };
@@ -165,6 +169,7 @@ impl<O> Class<O> {
         Self {
             raw: Opaque::new(raw),
             registered: AtomicBool::new(false),
+            nodes: AtomicUsize::new(0),
             _owners: PhantomData,
         }
     }
@@ -195,7 +200,16 @@ pub(crate) struct ClassRegistration<O: 'static> {
 
 impl<O> Drop for ClassRegistration<O> {
     fn drop(&mut self) {
-        // SAFETY: registered by `Class::register`, unregistered only here.
+        // A node still added would be taken out of a class that is gone
+        // (`device_del` unlinks it from the class's private data): the
+        // class stays registered, and leaks, rather than that.
+        let nodes = self.class.nodes.load(Ordering::Acquire);
+        if nodes != 0 {
+            kernel::pr_err!("class dropped with {nodes} nodes added: not unregistered\n");
+            return;
+        }
+        // SAFETY: registered by `Class::register`, unregistered only here;
+        // no node of it is added.
         unsafe { bindings::class_unregister(self.class.as_raw()) };
         self.class.registered.store(false, Ordering::Release);
     }
@@ -210,11 +224,13 @@ impl<O> Drop for ClassRegistration<O> {
 ///
 /// # Invariants
 ///
-/// `state` goes from `NODE_NEW` to `NODE_ADDED` to `NODE_GONE`, or from
-/// `NODE_NEW` to `NODE_GONE`, once. From `NODE_ADDED` on, `dev` is an
-/// initialised device whose drvdata is an owner reference made by
-/// `Arc::into_raw` and given back by its release callback; while
-/// `NODE_ADDED`, `dev` and `cdev` are in the system.
+/// `state` goes from `NODE_NEW` to `NODE_ADDING`, then to `NODE_ADDED` and
+/// `NODE_GONE`, or straight to `NODE_GONE`, once. From `NODE_ADDING` on,
+/// only the `add` that set it touches `dev` and `cdev` until it sets the
+/// next state; from then on `dev` is an initialised device whose drvdata
+/// is an owner reference made by `Arc::into_raw` and given back by its
+/// release callback. While `NODE_ADDED`, `dev` and `cdev` are in the
+/// system, counted in `class`'s `nodes`.
 #[pin_data]
 pub(crate) struct Node {
     #[pin]
@@ -222,11 +238,14 @@ pub(crate) struct Node {
     #[pin]
     cdev: Opaque<bindings::cdev>,
     state: AtomicU8,
+    /// The `nodes` count of the class the node was added to.
+    class: AtomicPtr<AtomicUsize>,
 }
 
 const NODE_NEW: u8 = 0;
-const NODE_ADDED: u8 = 1;
-const NODE_GONE: u8 = 2;
+const NODE_ADDING: u8 = 1;
+const NODE_ADDED: u8 = 2;
+const NODE_GONE: u8 = 3;
 
 // SAFETY: the driver core synchronises its own use of the device and the
 // cdev; Rust only hands out their addresses, and `state` is atomic.
@@ -262,12 +281,14 @@ impl Node {
             }),
             // INVARIANT: new.
             state: AtomicU8::new(NODE_NEW),
+            class: AtomicPtr::new(ptr::null_mut()),
         })
     }
 
     /// Adds the node `node(&owner)` to the system with `fops`; its device
     /// keeps a reference to `owner` until it is released. The projection
-    /// guarantees the node lives inside the owner (or longer).
+    /// guarantees the node lives inside the owner (or longer). A node is
+    /// added once: `EBUSY` for one that was added before.
     pub(crate) fn add<T: FileOps>(
         owner: &Arc<T::Owner>,
         node: fn(&T::Owner) -> &Node,
@@ -278,7 +299,7 @@ impl Node {
         let name = CString::try_from_fmt(info.name)?;
         if this
             .state
-            .compare_exchange(NODE_NEW, NODE_ADDED, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(NODE_NEW, NODE_ADDING, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
             return Err(EBUSY);
@@ -286,6 +307,9 @@ impl Node {
         let dev = this.dev.get();
         let cdev = this.cdev.get();
         let reference = Arc::into_raw(owner.clone());
+        #[cfg(umad_rs_in_kernel_crate)]
+        let parent = info.parent.map_or(ptr::null_mut(), device::Device::as_raw);
+        #[cfg(not(umad_rs_in_kernel_crate))]
         // The crate keeps `Device::as_raw` to itself; `Device` is a
         // transparent `struct device`, as its `from_raw` has it.
         let parent = info.parent.map_or(ptr::null_mut(), |parent| {
@@ -317,13 +341,19 @@ impl Node {
             to_result(bindings::cdev_device_add(cdev, dev))
         });
         if let Err(e) = ret {
-            // INVARIANT: never in the system; gone for good.
-            this.state.store(NODE_GONE, Ordering::Release);
             // SAFETY: balances `device_initialize`; the release callback
             // drops the owner reference.
             unsafe { bindings::put_device(dev) };
+            // INVARIANT: never in the system; gone for good.
+            this.state.store(NODE_GONE, Ordering::Release);
             return Err(e);
         }
+        let class = &info.class.class.nodes;
+        class.fetch_add(1, Ordering::AcqRel);
+        this.class
+            .store(ptr::from_ref(class).cast_mut(), Ordering::Release);
+        // INVARIANT: in the system, counted in its class.
+        this.state.store(NODE_ADDED, Ordering::Release);
         Ok(())
     }
 
@@ -347,25 +377,41 @@ impl Node {
         device
     }
 
-    /// Logs a notice about the node (`dev_notice`), as
-    /// "infiniband_mad umadN: ...".
-    pub(crate) fn notice(&self, message: fmt::Arguments<'_>) {
-        self.log(bindings::_dev_notice, message);
+    /// Logs a notice about the node (`dev_notice`), as "<class> <node>:
+    /// ...".
+    ///
+    /// # Safety
+    ///
+    /// The node's device has not been released: the node is added and not
+    /// removed meanwhile, or a file opened on it is open (its cdev holds
+    /// the device). A released device's name is freed.
+    pub(crate) unsafe fn notice(&self, message: fmt::Arguments<'_>) {
+        // SAFETY: the caller's promise.
+        unsafe { self.log(bindings::_dev_notice, message) };
     }
 
     /// Logs a warning about the node (`dev_warn`).
-    pub(crate) fn warn(&self, message: fmt::Arguments<'_>) {
-        self.log(bindings::_dev_warn, message);
+    ///
+    /// # Safety
+    ///
+    /// As for [`Node::notice`].
+    pub(crate) unsafe fn warn(&self, message: fmt::Arguments<'_>) {
+        // SAFETY: the caller's promise.
+        unsafe { self.log(bindings::_dev_warn, message) };
     }
 
-    fn log(
+    /// # Safety
+    ///
+    /// As for [`Node::notice`].
+    unsafe fn log(
         &self,
         printk: unsafe extern "C" fn(*const bindings::device, *const c_char, ...),
         message: fmt::Arguments<'_>,
     ) {
         let message: *const fmt::Arguments<'_> = &message;
-        // SAFETY: the device lives as long as the node; `%pA` formats the
-        // `fmt::Arguments` it is passed, as the kernel's `pr_*` macros do.
+        // SAFETY: the device and its name are alive, as the caller
+        // promises; `%pA` formats the `fmt::Arguments` it is passed, as the
+        // kernel's `pr_*` macros do.
         unsafe {
             printk(
                 self.dev.get(),
@@ -377,7 +423,9 @@ impl Node {
 
     /// Removes the node, if added: its device file and sysfs directory are
     /// gone when this returns; files already open keep working until
-    /// closed, and the owner reference goes with the last of them.
+    /// closed, and the owner reference goes with the last of them. Does
+    /// nothing for a node that is not added, or whose `add` has not
+    /// returned yet.
     pub(crate) fn remove(&self) {
         // INVARIANT: out of the system below, for good.
         if self
@@ -387,9 +435,13 @@ impl Node {
         {
             return;
         }
-        // SAFETY: the node was added by `Node::add` and is removed once.
+        let class = self.class.load(Ordering::Acquire);
+        // SAFETY: the node was added by `Node::add` and is removed once;
+        // its class, whose count `add` stored, stays registered while the
+        // node is counted in it.
         unsafe {
             bindings::cdev_device_del(self.cdev.get(), self.dev.get());
+            (*class).fetch_sub(1, Ordering::AcqRel);
             bindings::put_device(self.dev.get());
         }
     }

@@ -263,19 +263,19 @@ macro_rules! module_by {
 }
 pub(crate) use module_by;
 
-/// This module's `struct module`, in a constant: the `ModuleMetadata`
+/// This module's `ThisModule`, in a constant: the `ModuleMetadata`
 /// constant of the module's type where `module!` makes one, the
 /// `THIS_MODULE` static it made before.
 #[cfg(umad_rs_this_module_const)]
 macro_rules! this_module {
     () => {
-        <crate::LocalModule as kernel::ModuleMetadata>::THIS_MODULE.as_ptr()
+        &<crate::LocalModule as kernel::ModuleMetadata>::THIS_MODULE
     };
 }
 #[cfg(not(umad_rs_this_module_const))]
 macro_rules! this_module {
     () => {
-        crate::THIS_MODULE.as_ptr()
+        &crate::THIS_MODULE
     };
 }
 pub(crate) use this_module;

@@ -36,12 +36,18 @@
 //! let last = list.push_back(ITEMS.alloc(Item { links: Links::new(), value: 4 })?);
 //! // SAFETY: `last` is in `list`.
 //! let item = unsafe { list.remove(last) };
-//! assert_eq!(item.value, 4);
+//! let removed = item.value;
 //! list.push_front(item);
-//! assert!(list.iter().map(|item| item.value).eq([4, 1, 2, 3]));
-//! assert_eq!(list.pop_front().map(|item| item.value), Some(4));
+//! let mut order = [0; 4];
+//! for (slot, item) in order.iter_mut().zip(list.iter()) {
+//!     *slot = item.value;
+//! }
+//! let first = list.pop_front().map(|item| item.value);
+//! // Every box goes back to the cache before it is destroyed, and before
+//! // any assertion: a failed one ends the test without dropping anything.
 //! drop(list);
 //! drop(guard);
+//! assert_eq!((removed, order, first), (4, [4, 1, 2, 3], Some(4)));
 //! # Ok::<(), Error>(())
 //! ```
 //!
@@ -98,14 +104,19 @@ pub(crate) unsafe trait Linked: Sized + 'static {
     unsafe fn links(this: *mut Self) -> *mut Links<Self>;
 }
 
-/// `impl Linked for $item`, linked through its field `$field`.
+/// `impl Linked for $item`, linked through its field `$field`, which has
+/// the type `Links<$item>`.
 macro_rules! impl_linked {
     ($item:ty { $field:ident }) => {
-        // SAFETY: `links` projects to the one `$field`.
+        // SAFETY: `links` projects to the one `$field`, at its offset in
+        // the item (`offset_of!` names the item's own fields only, never
+        // one reached through `Deref`), whose type the constant checks.
         unsafe impl $crate::glue::list::Linked for $item {
             unsafe fn links(this: *mut Self) -> *mut $crate::glue::list::Links<Self> {
-                // SAFETY: `this` is valid, as the caller promises.
-                unsafe { ::core::ptr::addr_of_mut!((*this).$field) }
+                const _: fn(&$item) -> &$crate::glue::list::Links<$item> = |item| &item.$field;
+                // SAFETY: `this` is valid, as the caller promises, so the
+                // field lies within it.
+                unsafe { this.byte_add(::core::mem::offset_of!($item, $field)).cast() }
             }
         }
     };
@@ -127,6 +138,9 @@ pub(crate) struct BoxList<T: Linked> {
 
 // SAFETY: the list owns its items, which are `Send`.
 unsafe impl<T: Linked + Send> Send for BoxList<T> {}
+// SAFETY: a shared list only lends its items out shared (`iter`), which
+// `Sync` items allow.
+unsafe impl<T: Linked + Sync> Sync for BoxList<T> {}
 
 impl<T: Linked> BoxList<T> {
     /// An empty list.

@@ -70,6 +70,48 @@ impl<'a> Chardev<'a> {
 }
 
 /// A `struct ib_client`, meant to be a `static` like its C counterparts.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::infiniband::{Chardev, Client, ClientOps, Device};
+///
+/// /// Keeps a number per IB device.
+/// struct Counter;
+///
+/// impl ClientOps for Counter {
+///     type DeviceData = KBox<u32>;
+///     type Context = ();
+///
+///     fn client() -> &'static Client<Self> {
+///         &COUNTER
+///     }
+///
+///     fn add(_context: &(), _device: &Device) -> Result<KBox<u32>> {
+///         Ok(KBox::new(0, GFP_KERNEL)?)
+///     }
+///
+///     fn remove(_context: &(), _data: KBox<u32>) {}
+///
+///     fn chardev<'a>(_data: &'a u32, _port: u32) -> Result<Chardev<'a>> {
+///         Err(ENODEV)
+///     }
+/// }
+///
+/// static COUNTER: Client<Counter> = Client::new(c"rust_doctest_counter");
+/// static OTHER: Client<Counter> = Client::new(c"rust_doctest_other");
+///
+/// // Only the client that `Counter::client` names may register: the
+/// // callbacks find their client through it.
+/// let other = OTHER.register(KBox::pin((), GFP_KERNEL)?).err();
+/// let registration = COUNTER.register(KBox::pin((), GFP_KERNEL)?)?;
+/// let again = COUNTER.register(KBox::pin((), GFP_KERNEL)?).err();
+/// drop(registration);
+/// // Asserted once unregistered: a failed assertion ends the test without
+/// // dropping anything.
+/// assert_eq!((other, again), (Some(EINVAL), Some(EBUSY)));
+/// # Ok::<(), Error>(())
+/// ```
 pub(crate) struct Client<T: ClientOps> {
     raw: Opaque<bindings::ib_client>,
     registered: AtomicBool,

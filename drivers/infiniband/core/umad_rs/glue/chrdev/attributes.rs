@@ -11,8 +11,8 @@
 //! ```
 //! use kernel::chrdev::{
 //!     attributes::{
-//!         attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, Page, ShowClass,
-//!         ShowDevice, Shown,
+//!         attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, ForClass, ForDevices,
+//!         Page, ShowClass, ShowDevice, Shown,
 //!     },
 //!     Class,
 //! };
@@ -43,10 +43,10 @@
 //! static READING: DeviceAttribute<Sensor> = DeviceAttribute::new::<Reading>(c"reading");
 //!
 //! attribute_groups! {
-//!     static CLASS_GROUPS: Groups<()> = [VERSION];
+//!     static CLASS_GROUPS: Groups<ForClass> = [VERSION];
 //! }
 //! attribute_groups! {
-//!     static SENSOR_GROUPS: Groups<Sensor> = [READING];
+//!     static SENSOR_GROUPS: Groups<ForDevices<Sensor>> = [READING];
 //! }
 //!
 //! /// Device files in `/dev/sensors/`.
@@ -61,8 +61,13 @@
 //!
 //! // `/sys/class/rust_doctest_sensors/version` while registered.
 //! let registration = SENSORS.register()?;
-//! assert_eq!(SENSORS.register().err(), Some(EBUSY));
+//! let again = SENSORS.register().err();
 //! drop(registration);
+//! // Unregistered on drop: it registers again.
+//! let after = SENSORS.register().map(drop);
+//! // Asserted once the class is gone: a failed assertion ends the test
+//! // without dropping anything.
+//! assert_eq!((again, after), (Some(EBUSY), Ok(())));
 //! # Ok::<(), Error>(())
 //! ```
 //!
@@ -201,8 +206,8 @@ impl ClassAttribute {
         Self(Table(UnsafeCell::new(attr)))
     }
 
-    /// The attribute, for a group.
-    pub(crate) const fn attribute(&'static self) -> Attribute<()> {
+    /// The attribute, for a group of class attributes.
+    pub(crate) const fn attribute(&'static self) -> Attribute<ForClass> {
         Attribute(self.0.get().cast(), PhantomData)
     }
 }
@@ -230,32 +235,49 @@ impl<O: 'static> DeviceAttribute<O> {
         Self(Table(UnsafeCell::new(attr)), PhantomData)
     }
 
-    /// The attribute, for a group of devices owned by `O`s.
-    pub(crate) const fn attribute(&'static self) -> Attribute<O> {
+    /// The attribute, for a group of attributes of devices owned by `O`s.
+    pub(crate) const fn attribute(&'static self) -> Attribute<ForDevices<O>> {
         Attribute(self.0.get().cast(), PhantomData)
     }
 }
 
-/// A `'static` attribute whose callbacks take devices owned by `O`s (`()`
-/// for class attributes).
-#[derive(Clone, Copy)]
-pub(crate) struct Attribute<O>(*mut bindings::attribute, PhantomData<fn(&O)>);
+/// What the callbacks of class attributes take: the class.
+pub(crate) enum ForClass {}
 
-/// A null-terminated array of `N` attributes, a group of them, and the
-/// null-terminated list of that one group: what `class.class_groups` and
-/// `class.dev_groups` point to. Made by [`attribute_groups!`].
+/// What the callbacks of attributes of devices owned by `O`s take: such a
+/// device.
+pub(crate) struct ForDevices<O>(PhantomData<fn(&O)>);
+
+/// A `'static` attribute whose callbacks take what `K` says
+/// ([`ForClass`], [`ForDevices`]): the type keeps a class's attributes and
+/// its devices', and devices of different owners, apart.
+pub(crate) struct Attribute<K>(*mut bindings::attribute, PhantomData<fn(&K)>);
+
+impl<K> Clone for Attribute<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for Attribute<K> {}
+
+/// A null-terminated array of `N` attributes of one kind `K`, a group of
+/// them, and the null-terminated list of that one group: what
+/// `class.class_groups` and `class.dev_groups` point to. Made by
+/// [`attribute_groups!`].
 #[repr(C)]
-pub(crate) struct AttributeArray<const N: usize> {
+pub(crate) struct AttributeArray<K, const N: usize> {
     attrs: [*mut bindings::attribute; N],
     end: *mut bindings::attribute,
+    _kind: PhantomData<fn(&K)>,
 }
 
 // SAFETY: pointers to `'static` tables that nothing writes.
-unsafe impl<const N: usize> Sync for AttributeArray<N> {}
+unsafe impl<K, const N: usize> Sync for AttributeArray<K, N> {}
 
-impl<const N: usize> AttributeArray<N> {
+impl<K, const N: usize> AttributeArray<K, N> {
     /// The array of `attrs`.
-    pub(crate) const fn new<O>(attrs: [Attribute<O>; N]) -> Self {
+    pub(crate) const fn new(attrs: [Attribute<K>; N]) -> Self {
         let mut raw = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
@@ -265,20 +287,22 @@ impl<const N: usize> AttributeArray<N> {
         Self {
             attrs: raw,
             end: ptr::null_mut(),
+            _kind: PhantomData,
         }
     }
 }
 
-/// The group list of [`attribute_groups!`], typed by the devices its
-/// callbacks take.
-pub(crate) struct Groups<O>(
+/// The group list of [`attribute_groups!`], typed by what its callbacks
+/// take.
+pub(crate) struct Groups<K>(
     Table<[*const bindings::attribute_group; 2]>,
-    PhantomData<fn(&O)>,
+    PhantomData<fn(&K)>,
 );
 
-impl<O> Groups<O> {
+impl<K> Groups<K> {
+    /// The list of the one group `group`.
     #[doc(hidden)]
-    pub(crate) const fn new(group: &'static GroupTable) -> Self {
+    pub(crate) const fn new(group: &'static GroupTable<K>) -> Self {
         Self(
             Table(UnsafeCell::new([group.0.get(), ptr::null()])),
             PhantomData,
@@ -290,15 +314,16 @@ impl<O> Groups<O> {
     }
 }
 
-/// One `struct attribute_group`.
+/// One `struct attribute_group` of attributes of one kind `K`.
 #[doc(hidden)]
-pub(crate) struct GroupTable(Table<bindings::attribute_group>);
+pub(crate) struct GroupTable<K>(Table<bindings::attribute_group>, PhantomData<fn(&K)>);
 
-impl GroupTable {
-    pub(crate) const fn new<const N: usize>(attrs: &'static AttributeArray<N>) -> Self {
+impl<K> GroupTable<K> {
+    /// The group of `attrs`.
+    pub(crate) const fn new<const N: usize>(attrs: &'static AttributeArray<K, N>) -> Self {
         // SAFETY: all zeroes is a valid `attribute_group`.
         let mut group: bindings::attribute_group = unsafe { core::mem::zeroed() };
-        let attrs: *const AttributeArray<N> = attrs;
+        let attrs: *const AttributeArray<K, N> = attrs;
         let attrs = attrs.cast_mut().cast();
         // `attrs` shares an anonymous union with `attrs_const` where the
         // kernel has that.
@@ -310,18 +335,19 @@ impl GroupTable {
         {
             group.attrs = attrs;
         }
-        Self(Table(UnsafeCell::new(group)))
+        Self(Table(UnsafeCell::new(group)), PhantomData)
     }
 }
 
-/// `static $name: Groups<$owner>`: one group of the given attributes.
+/// `static $name: Groups<$kind>`: one group of the given attributes, all of
+/// the kind `$kind` ([`ForClass`], [`ForDevices`]).
 macro_rules! attribute_groups {
-    ($vis:vis static $name:ident: Groups<$owner:ty> = [$($attr:expr),+ $(,)?];) => {
-        $vis static $name: $crate::glue::chrdev::attributes::Groups<$owner> = {
+    ($vis:vis static $name:ident: Groups<$kind:ty> = [$($attr:expr),+ $(,)?];) => {
+        $vis static $name: $crate::glue::chrdev::attributes::Groups<$kind> = {
             const N: usize = [$(stringify!($attr)),+].len();
-            static ATTRS: $crate::glue::chrdev::attributes::AttributeArray<N> =
-                $crate::glue::chrdev::attributes::AttributeArray::new::<$owner>([$($attr.attribute()),+]);
-            static GROUP: $crate::glue::chrdev::attributes::GroupTable =
+            static ATTRS: $crate::glue::chrdev::attributes::AttributeArray<$kind, N> =
+                $crate::glue::chrdev::attributes::AttributeArray::new([$($attr.attribute()),+]);
+            static GROUP: $crate::glue::chrdev::attributes::GroupTable<$kind> =
                 $crate::glue::chrdev::attributes::GroupTable::new(&ATTRS);
             $crate::glue::chrdev::attributes::Groups::new(&GROUP)
         };
@@ -417,7 +443,7 @@ unsafe extern "C" fn show_class<A: ShowClass>(
 /// # Safety
 ///
 /// `dev` is the device of a node added for an `O` (the attribute is in a
-/// [`Groups<O>`], which only a `Class<O>` takes, whose devices are such
+/// [`Groups<ForDevices<O>>`], which only a `Class<O>` takes, whose devices are such
 /// nodes), alive during the call: sysfs holds an active reference on the
 /// attribute, and `device_del` drains it. `buf` is sysfs's page.
 unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(

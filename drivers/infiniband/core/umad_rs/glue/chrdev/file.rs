@@ -6,8 +6,13 @@
 //! operations are left out of `file_operations` unless implemented
 //! (`#[vtable]`), so the VFS answers them as for a C driver without them.
 //! Every file is a stream (`stream_open`): no seeking, no `pread` or
-//! `pwrite`, and so no file position that a read or write would need
-//! `f_pos_lock` for; operations get the file as a [`LocalFile`].
+//! `pwrite`, no file position. Operations get the file as a [`LocalFile`],
+//! which is not sent to other threads: a stream's read or write runs
+//! inside an `fdget_pos` that took no `f_pos_lock` (a stream has no
+//! `FMODE_ATOMIC_POS`), on this thread and maybe on others sharing the
+//! file. `File`'s invariant excludes the first; `LocalFile`'s, which
+//! asks the others' absence too, is about the position such a region
+//! may change without the lock, which a stream does not have.
 //!
 //! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 7.x),
 //! which registers on the misc major only and has no `poll`.
@@ -112,11 +117,12 @@ unsafe impl<T: FileOps> Sync for FileOperations<T> {}
 unsafe impl<T: FileOps> Send for FileOperations<T> {}
 
 impl<T: FileOps> FileOperations<T> {
-    /// The operations of `T`'s files, owned by `module` (`THIS_MODULE`).
-    pub(crate) const fn new(module: *mut kernel::bindings::module) -> Self {
+    /// The operations of `T`'s files, owned by `module` (the calling
+    /// module's `THIS_MODULE`), which stays loaded while a file is open.
+    pub(crate) const fn new(module: &'static ThisModule) -> Self {
         // SAFETY: all zeroes is a valid `file_operations`: no callbacks.
         let mut raw: bindings::file_operations = unsafe { core::mem::zeroed() };
-        raw.owner = module.cast();
+        raw.owner = module.as_ptr().cast();
         raw.open = Some(open_callback::<T>);
         raw.release = Some(release_callback::<T>);
         if T::HAS_READ {
@@ -200,12 +206,13 @@ unsafe extern "C" fn release_callback<T: FileOps>(
 /// # Safety
 ///
 /// `file` is such a file, valid for `'a` (the VFS holds it during every
-/// file operation), and the operation runs on the thread of any
-/// `fdget_pos` on it that did not take `f_pos_lock`.
+/// file operation), and the operation's own (see the module's
+/// documentation for the `fdget_pos` regions it may run in).
 unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a LocalFile) {
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
     // and `release_callback`, which takes it back, runs only after the last
-    // operation on the file.
+    // operation on the file; the `LocalFile` stays on this thread, with
+    // the operation, and nothing reads or writes a stream's position.
     unsafe {
         (
             T::Ptr::borrow((*file).private_data),
