@@ -74,7 +74,10 @@ impl<'a> Chardev<'a> {
 /// # Examples
 ///
 /// ```
-/// use kernel::infiniband::{Chardev, Client, ClientOps, Device};
+/// use kernel::{
+///     infiniband::{Chardev, Client, ClientOps, Device},
+///     types::ForeignOwnable,
+/// };
 ///
 /// /// Keeps a number per IB device.
 /// struct Counter;
@@ -93,7 +96,10 @@ impl<'a> Chardev<'a> {
 ///
 ///     fn remove(_context: &(), _data: KBox<u32>) {}
 ///
-///     fn chardev<'a>(_data: &'a u32, _port: u32) -> Result<Chardev<'a>> {
+///     fn chardev<'a>(
+///         _data: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
+///         _port: u32,
+///     ) -> Result<Chardev<'a>> {
 ///         Err(ENODEV)
 ///     }
 /// }
