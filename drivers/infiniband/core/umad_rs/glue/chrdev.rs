@@ -377,8 +377,8 @@ impl Node {
         device
     }
 
-    /// Logs a notice about the node (`dev_notice`), as "<class> <node>:
-    /// ...".
+    /// Logs a notice about the node (`dev_notice`), as `<class> <node>:
+    /// <message>`.
     ///
     /// # Safety
     ///
