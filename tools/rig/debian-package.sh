@@ -22,10 +22,12 @@ installed() { ls "$root/lib/modules/$krel/updates/dkms/"ib_umad_rs.ko* 2>/dev/nu
 key=$(cd "$REPO_DIR" && git ls-files -co --exclude-standard -- "${shipped[@]}" |
 	sort | xargs sha256sum | sha256sum | cut -c1-16)
 if [ "$(cat "$pkg/.rig-key" 2>/dev/null)" = "$key" ] && installed > /dev/null; then
+	cache_note warm "the $1 package"
 	installed
 	exit 0
 fi
 
+cache_note cold "the $1 package"
 rm -rf "$pkg"
 mkdir -p "$pkg/ib-umad-rs"
 (cd "$REPO_DIR" && git ls-files -co --exclude-standard -- "${shipped[@]}" |

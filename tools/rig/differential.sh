@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One VM boot: the selftests against the kernel's C ib_umad, then against
-# ib_umad_rs, judged side by side against the expected-failure lists.
+# ib_umad_rs, judged side by side against the expected-failure lists and
+# the list of expected skips.
 #   differential.sh <plain|debug|race|debian|sid|series>
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -11,4 +12,5 @@ tests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
 log=$(bash "$RIG_DIR/vm.sh" "$flavour" suite c,rust) || true
 [ -n "$log" ] || die "the VM did not run"
 python3 "$RIG_DIR/report.py" "$flavour" "$log" \
-	"$tests/expected-failures-c.txt" "$tests/expected-failures-rust.txt"
+	"$tests/expected-failures-c.txt" "$tests/expected-failures-rust.txt" \
+	"$tests/expected-skips.txt"

@@ -15,6 +15,11 @@ KMAKE=(make LLVM=1 "RUSTC=$RUST_BIN/rustc" "RUSTDOC=$RUST_BIN/rustdoc"
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# Says whether something a step needs was in the cache (warm) or had to be
+# made (cold): test.sh's table of steps shows it.
+cache_note() { # warm|cold, what
+	log "cache: $1: $2"
+}
 
 kernel_src_version() {
 	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null ||

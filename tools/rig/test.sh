@@ -1,124 +1,167 @@
 #!/usr/bin/env bash
 # Everything the project tests: installs what is missing, runs the host unit
-# tests and the lints, then the differential suite on Debian's own kernel and
-# on the rig's race kernel and the benchmark, while the differential suite on
-# the rig's debug kernel runs beside them.
-# Ends with one line "total: N passed, N failed".
+# tests, prepares Debian's kernels, generates and checks the patch series
+# and builds its kernel, runs the lints and the install checks, then the
+# differential suite on Debian's 7.3 and 7.2 kernels and on the series
+# kernel, and one round of the benchmark; the 6.12 debug kernel's build and
+# suite run beside all that, in a lane of their own.
+# Ends with a table of the steps (wall time, cold or warm cache, result)
+# and one line "total: N passed, N failed, N expected skips".
+#
+# Which kernel runs what (the README says why):
+#   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
+#           module as DKMS builds it
+#   sid     Debian's 7.2 (sid): the same
+#   series  7.3 with the patch series, KCSAN and lockdep: every test, both
+#           drivers (C with the series' fixes); KUnit
+#   debug   6.12 (LLVM) with KASAN, lockdep, kmemleak and fault injection:
+#           every test on ib_umad_rs, and of C what compares under fault
+#           injection; 6.12's build, lints and boot
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
-bash "$RIG_DIR/setup.sh" || die "setup failed"
+run_start=$(date +%s)
+tmp=$(mktemp -d)
+debug_lane=
+trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-passed=0 failed=0 failures=()
-# Adds a step's counts to the totals: its last "N passed, N failed" line,
-# or, for cargo, the sum of its "N passed; N failed" lines. A step that
-# exited non-zero without counting a failure counts as one.
-count() { # step name, output file, which lines (tail -n), step exit status
-	local p f
-	p=$(grep -Eo '[0-9]+ passed' "$2" | tail -n "$3" | awk '{s += $1} END {print s + 0}')
-	f=$(grep -Eo '[0-9]+ failed' "$2" | tail -n "$3" | awk '{s += $1} END {print s + 0}')
-	[ "$4" -eq 0 ] || [ "$f" -gt 0 ] || f=1
-	passed=$((passed + p)) failed=$((failed + f))
-	[ "$f" -eq 0 ] || failures+=("$1: $(grep -h '^UNEXPECTED: ' "$2" | sed 's/^UNEXPECTED: //' |
-		paste -sd ';' | sed 's/;/; /g' | grep . || echo "exit status $4: $(tail -n 1 "$2")")")
-}
-# A step that is one check: passed when it exits 0.
-count_step() { # step name, output file, step exit status
-	if [ "$3" -eq 0 ]; then
-		passed=$((passed + 1))
+# Each step appends a row to $tmp/steps: name, seconds, cache, passed,
+# failed; what failed goes to $tmp/failures. The two lanes append to the
+# same files, a line at a time.
+: > "$tmp/steps"
+: > "$tmp/failures"
+
+# Runs one step: its output to out (and the terminal, unless quiet), then
+# its row. How it counts (how):
+#   one      one check, passed when the command exits 0
+#   summary  the last "N passed, N failed" line it prints
+#   cargo    the sum of cargo's "N passed; N failed" lines
+# A step that exits non-zero without counting a failure counts as one.
+# Its cache is "cold" if any cache it uses was built ("cache: cold" in its
+# log), "warm" if all were found, "-" if it uses none.
+step() { # name, how, out, command...
+	local name=$1 how=$2 out=$3 start status p f lines cache
+	shift 3
+	start=$(date +%s)
+	log "step: $name"
+	if [ -n "${quiet:-}" ]; then
+		"$@" > "$out" 2>&1
+		status=$?
 	else
-		count "$1" "$2" 0 "$3"
+		"$@" 2>&1 | tee "$out"
+		status=${PIPESTATUS[0]}
+	fi
+	case $how in
+	one) p=$((status == 0)) f=0 ;;
+	summary | cargo)
+		lines=1
+		[ "$how" = summary ] || lines=+1
+		p=$(grep -Eo '[0-9]+ passed' "$out" | tail -n "$lines" | awk '{s += $1} END {print s + 0}')
+		f=$(grep -Eo '[0-9]+ failed' "$out" | tail -n "$lines" | awk '{s += $1} END {print s + 0}')
+		;;
+	esac
+	[ "$status" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+	if grep -q 'cache: cold' "$out"; then
+		cache=cold
+	elif grep -q 'cache: warm' "$out"; then
+		cache=warm
+	else
+		cache=-
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(($(date +%s) - start))" "$cache" "$p" "$f" \
+		"$(grep -Eo '[0-9]+ expected skips' "$out" | tail -n 1 | awk '{print $1 + 0}')" >> "$tmp/steps"
+	if [ "$f" -gt 0 ]; then
+		echo "$name: $(grep -h '^UNEXPECTED: ' "$out" | sed 's/^UNEXPECTED: //' |
+			paste -sd ';' | sed 's/;/; /g' | grep . || echo "exit status $status: $(tail -n 1 "$out")")" \
+			>> "$tmp/failures"
+	fi
+	return "$status"
+}
+
+step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
+
+# The debug lane: the 6.12 debug kernel (its build needs nothing the other
+# steps make) and then its suite, the longest, beside the steps below. A
+# guest keeps about one of the two cores busy. Its own process group, which
+# the EXIT trap stops with its VM; its output is shown when it ends.
+debug_lane() {
+	local kdir
+	if step "6.12 debug kernel" one "$tmp/debug-kernel" bash "$RIG_DIR/kernel.sh" debug; then
+		kdir=$(tail -n 1 "$tmp/debug-kernel")
+		echo "$kdir" > "$tmp/debug-kdir.new" && mv "$tmp/debug-kdir.new" "$tmp/debug-kdir"
+		step "suite: debug (6.12)" summary "$tmp/debug-suite" bash "$RIG_DIR/differential.sh" debug
+	else
+		: > "$tmp/debug-kdir"
 	fi
 }
+quiet=1 setsid bash -c "$(declare -f step debug_lane log); RIG_DIR=$RIG_DIR tmp=$tmp quiet=1 debug_lane" &
+debug_lane=$!
 
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-
-log "host unit tests"
-(cd "$REPO_DIR" && cargo test --quiet 2>&1) | tee "$out"
-count "host unit tests" "$out" '+1' "${PIPESTATUS[0]}"  # every "test result:" line
+step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
+step "report.py's verdicts on made-up logs" one "$tmp/report-tests" \
+	python3 -m unittest discover -s "$RIG_DIR/tests"
 
 # Resolving a suite's versions asks the mirror; once a run is enough.
 for flavour in debian sid; do
-	log "Debian's kernel for $flavour: its root, its image, the tree build-for-debian.sh prepares"
-	answer=RIG_DEBIAN_$flavour
-	paths=$(bash "$RIG_DIR/debian-kernel.sh" "$flavour") && declare -x "$answer=$paths"
+	step "Debian's $flavour kernel: root, image, prepared tree" one "$tmp/root-$flavour" \
+		bash -c "bash '$RIG_DIR/debian-kernel.sh' $flavour > '$tmp/paths-$flavour'" &&
+		declare -x "RIG_DEBIAN_$flavour=$(cat "$tmp/paths-$flavour")"
 done
 
-# debian and sid: the whole suite on Debian's own 7.3 (trixie-backports)
-# and 7.2 (sid) kernels, each against its own C ib_umad; series: on the
-# 7.3 kernel with the patch series, against the C ib_umad with the series'
-# fixes, both drivers built in that tree; debug (6.12):
-# KASAN, lockdep, kmemleak, fault injection; race (6.12): KCSAN and
-# lockdep. All SMP guests, all both drivers.
-# A guest keeps about one of the two cores busy, most of its tests being one
-# thread, so the longest suite, debug's, runs beside the steps below and
-# reports after them.
-log "the debug kernel; its differential suite starts beside the steps below"
-debug_out=$(mktemp)
-debug_suite=
-trap 'rm -f "$out" "$debug_out"; [ -z "$debug_suite" ] || kill -- -"$debug_suite" 2>/dev/null' EXIT
-if kdir_debug=$(bash "$RIG_DIR/kernel.sh" debug); then
-	# Its own process group, which the EXIT trap stops with its VM.
-	setsid bash "$RIG_DIR/differential.sh" debug > "$debug_out" 2>&1 &
-	debug_suite=$!
-fi
+step "series: generated, each patch through git am and checkpatch" summary "$tmp/series" \
+	bash "$REPO_DIR/tools/upstream/series.sh" --check
+step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/series-kernel" \
+	bash "$REPO_DIR/tools/upstream/build.sh" --whole
 
-log "lints: rustfmt, bindings only in the glue, clippy (6.12, 7.3 and 7.2), C warnings as errors"
-{
-	[ -n "$kdir_debug" ] && debian=$(debian_tree debian) && sid=$(debian_tree sid) &&
-		bash "$RIG_DIR/lint.sh" "$kdir_debug" "$debian" "$sid"
-} 2>&1 | tee "$out"
-count_step lints "$out" "${PIPESTATUS[0]}"
-
-log "what build-for-debian.sh refuses, each with its one sentence"
-bash "$RIG_DIR/build-for-debian-checks.sh" 2>&1 | tee "$out"
-count "build-for-debian.sh refusals" "$out" 1 "${PIPESTATUS[0]}"
-
+step "build-for-debian.sh refusals" summary "$tmp/refusals" bash "$RIG_DIR/build-for-debian-checks.sh"
 for flavour in debian sid; do
-	log "installing the package where the module cannot be built yet ($flavour): skipped, dpkg unbroken"
-	bash "$RIG_DIR/debian-install-checks.sh" "$flavour" 2>&1 | tee "$out"
-	count "install checks ($flavour)" "$out" 1 "${PIPESTATUS[0]}"
+	step "install checks ($flavour): skipped, dpkg unbroken" summary "$tmp/install-$flavour" \
+		bash "$RIG_DIR/debian-install-checks.sh" "$flavour"
 done
 
-log "the patch series for 7.3, generated from the tree: each patch through git am and checkpatch --strict"
-bash "$REPO_DIR/tools/upstream/series.sh" --check 2>&1 | tee "$out"
-count "patch series" "$out" 1 "${PIPESTATUS[0]}"
-log "the kernel with the whole series, in the debian root: built once with clippy, rustfmtcheck, rustdoc (build.sh --whole; per patch without it)"
-bash "$REPO_DIR/tools/upstream/build.sh" --whole 2>&1 | tee "$out"
-count "series kernel" "$out" 1 "${PIPESTATUS[0]}"
+# The lints build against the 6.12 kernel crate too: wait for the lane.
+while [ ! -e "$tmp/debug-kdir" ]; do sleep 5; done
+lints() {
+	local kdir debian sid
+	kdir=$(cat "$tmp/debug-kdir")
+	[ -n "$kdir" ] || die "no 6.12 kernel to lint against"
+	debian=$(debian_tree debian) && sid=$(debian_tree sid) &&
+		bash "$RIG_DIR/lint.sh" "$kdir" "$debian" "$sid"
+}
+step "lints: rustfmt, clippy (6.12, 7.3, 7.2), C warnings as errors" one "$tmp/lints" lints
 
-# One guest beside the debug suite's: a third at once on 2 cores made a
-# timing test of the C driver's phase fail (a MAD timeout 11 ms short of
-# what was asked, on the debian kernel).
-for flavour in debian sid series race; do
-	log "differential suite on the $flavour kernel"
-	bash "$RIG_DIR/differential.sh" "$flavour" 2>&1 | tee "$out"
-	count "$flavour suite" "$out" 1 "${PIPESTATUS[0]}"  # the report's closing line
-done
+# Debian's two guests are single-threaded TCG (vm.sh says why): one core
+# each, so they run at once; the series guest has two vCPUs, so it runs
+# alone (beside the debug lane's).
+quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/differential.sh" debian &
+debian_suite=$!
+quiet=1 step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid
+wait "$debian_suite"
+cat "$tmp/suite-debian" "$tmp/suite-sid"
+step "suite: series (7.3, KCSAN)" summary "$tmp/suite-series" bash "$RIG_DIR/differential.sh" series
 
 # One round per driver shows the benchmark works; the figures in the README
 # come from bench.sh with more rounds (the README says how many). Instruction
-# counts only: wall time means nothing beside the debug suite's VM.
-log "benchmarks, one round: ib_umad_rs against the C ib_umad, both in each boot (measured, not judged)"
-RIG_BENCH_ROUNDS=1 RIG_BENCH_RATE_ROUNDS=1 RIG_BENCH_CLOCKS=icount bash "$RIG_DIR/bench.sh" debian 2>&1 | tee "$out"
-count_step benchmarks "$out" "${PIPESTATUS[0]}"
+# counts only: wall time means nothing beside the debug lane's VM.
+step "benchmark, one round (measured, not judged)" one "$tmp/bench" \
+	env RIG_BENCH_ROUNDS=1 RIG_BENCH_RATE_ROUNDS=1 RIG_BENCH_CLOCKS=icount bash "$RIG_DIR/bench.sh" debian
 
-log "differential suite on the debug kernel (it ran beside the steps above)"
-if [ -n "$debug_suite" ]; then
-	wait "$debug_suite"
-	status=$?
-	debug_suite=
-else
-	echo "kernel.sh debug failed" > "$debug_out"
-	status=1
-fi
-cat "$debug_out"
-count "debug suite" "$debug_out" 1 "$status"
+log "waiting for the debug lane (6.12 kernel and suite)"
+wait "$debug_lane"
+debug_lane=
+cat "$tmp/debug-kernel" "$tmp/debug-suite" 2>/dev/null
 
-# CI shows only the end of the output: name what failed there.
-for failure in "${failures[@]}"; do
+# The table, then (CI shows only the end of the output) what failed.
+printf '\n%-62s %7s  %-5s  %s\n' step time cache result
+while IFS=$'\t' read -r name secs cache p f x; do
+	printf '%-62s %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
+		"$cache" "$p" "$f" "${x:+, $x expected skips}"
+done < "$tmp/steps"
+total=$(($(date +%s) - run_start))
+printf '%-62s %4d:%02d\n' "wall time (the debug lane ran beside the rest)" $((total / 60)) $((total % 60))
+while read -r failure; do
 	echo "failed: $failure"
-done
-echo "total: $passed passed, $failed failed"
+done < "$tmp/failures"
+read -r passed failed skips < <(awk -F'\t' '{p += $4; f += $5; x += $6} END {print p + 0, f + 0, x + 0}' "$tmp/steps")
+echo "total: $passed passed, $failed failed, $skips expected skips"
 [ "$failed" -eq 0 ]

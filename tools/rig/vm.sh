@@ -200,11 +200,12 @@ done
 # Time limits from what the boot runs: each test program may take
 # test_timeout before the guest stops it (it fails alone, by name), and the
 # VM gets room for every program of every driver at a typical pace, plus
-# one that runs out its time. Debug kernels run several times slower.
+# one that runs out its time. Kernels with sanitizers (debug, race, and
+# series with KCSAN) run several times slower.
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
-if [ "$flavour" = plain ] || [ "$flavour" = series ] || is_debian_flavour "$flavour"; then
+if [ "$flavour" = plain ] || is_debian_flavour "$flavour"; then
 	pace=30 test_timeout=300
 else
 	pace=90 test_timeout=600

@@ -100,7 +100,10 @@ check_patch() { # commit [from]
 checked() { # name commit [from]
 	local done_file
 	done_file=$root$outdir/.rig-patch/$(git -C "$work" rev-parse "$2^{tree}")-${3:+whole-}$checks_key
-	if [ ! -e "$done_file" ]; then
+	if [ -e "$done_file" ]; then
+		cache_note warm "series-kernel:$1"
+	else
+		cache_note cold "series-kernel:$1"
 		check_patch "$2" "${3:-}" > "$done_file.new"
 		mv "$done_file.new" "$done_file"
 	fi

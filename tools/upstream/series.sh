@@ -32,7 +32,10 @@ tarball=$root/usr/src/linux-source-7.3.tar.xz
 key=$(sha256sum "$tarball" | cut -c1-16)
 base=$RIG_CACHE/upstream/base-$key
 lock_dir "$base"
-if [ ! -e "$base/.rig-done" ]; then
+if [ -e "$base/.rig-done" ]; then
+	cache_note warm "the series' base tree"
+else
+	cache_note cold "the series' base tree"
 	log "making the base tree from $(basename "$tarball") (once per tarball)"
 	rm -rf "$base"
 	mkdir -p "$base"

@@ -350,8 +350,12 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 
 	ASSERT_EQ(0, fail_below(start, end));
 	ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, 1));
-	/* The failure is used up when the GET reaches the handler. */
-	for (i = 0; i < 100 && read_long(FAILSLAB "times"); i++)
+	/*
+	 * The failure is used up when the GET reaches the handler: the wait
+	 * ends then, or 60 s (counted in sleeps, so no less) later. A GET
+	 * takes milliseconds; the second below gets 10 s, as long only if lost.
+	 */
+	for (i = 0; i < 600 && read_long(FAILSLAB "times"); i++)
 		usleep(100 * 1000);
 	fail_nothing();
 	ASSERT_EQ(0, read_long(FAILSLAB "times")) TH_LOG("the GET never reached %s", handler);

@@ -261,7 +261,10 @@ TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, f[t].gids[1]));
 		ASSERT_EQ(0, pthread_create(&threads[t], NULL, fuzz, &f[t]));
 	}
-	/* Devices go and come back while the fuzzers run. */
+	/*
+	 * Devices go and come back while the fuzzers run, each at a share of
+	 * the operations done, not at a time: a slow guest sees the same five.
+	 */
 	for (;;) {
 		long now = 0;
 

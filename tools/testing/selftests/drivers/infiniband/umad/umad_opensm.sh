@@ -24,7 +24,8 @@ OUT=/tmp/umad_opensm.$DRIVER
 OSM_DIR=/tmp/opensm
 # How long opensm may take to bring the subnet up, in seconds: within the
 # rig's time for the whole program, twice as long on its debug and race
-# kernels.
+# kernels: counted in sleeps of a second, so never less, and the wait
+# ends as soon as the subnet is up.
 case ${RIG_KERNEL:-plain} in
 plain | debian | sid) UP_TIMEOUT=100 ;;
 *) UP_TIMEOUT=200 ;;
@@ -242,10 +243,16 @@ after=$(counter "$OUT/perfquery.again" PortXmitPkts)
 }
 sed -i 's/^\([A-Za-z]*\):\.*[0-9]*$/\1:N/' "$OUT/perfquery" "$OUT/perfquery_extended"
 
-# ibping: a server on the SM's port, pinged from here by LID.
+# ibping: a server on the SM's port, pinged from here by LID. It answers
+# once it has registered, which a slow guest takes longer to do: single
+# pings until one is answered (30 at most), so that the three checked do
+# not race its start.
 ibping -S -C "$SM_CA" -P "$SM_PORT" > /dev/null 2>&1 &
 ping_pid=$!
-sleep 1
+i=0
+while [ $i -lt 30 ] && ! ibping $at -c 1 "$sm_dec" 2>/dev/null | grep -q ' 1 received'; do
+	i=$((i + 1))
+done
 check_tool ibping "3 received" ibping $at -c 3 "$sm_dec"
 kill "$ping_pid"
 ping_pid=

@@ -24,6 +24,11 @@
 #define VENDOR1_CLASS 0x0a
 #define GET 0x01
 #define GET_RESP 0x81
+/*
+ * How long a worker has to return once told to stop, the removal over: one
+ * operation's time, milliseconds however loaded the guest, or a blocked
+ * read that the removal must have woken.
+ */
 #define JOIN_TIMEOUT_S 10
 #define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
 
@@ -64,14 +69,17 @@ static int send_mad(int fd, int agent, const __u8 *gid, int method, __u64 tid,
 	return ret < 0 ? -errno : ret;
 }
 
-/* Joins thread within JOIN_TIMEOUT_S; false if it is still blocked. */
+/*
+ * Joins thread within JOIN_TIMEOUT_S; false if it is still blocked. On
+ * CLOCK_MONOTONIC, which no one sets.
+ */
 static bool join_in_time(pthread_t thread)
 {
 	struct timespec deadline;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += JOIN_TIMEOUT_S;
-	if (pthread_timedjoin_np(thread, NULL, &deadline)) {
+	if (pthread_clockjoin_np(thread, NULL, CLOCK_MONOTONIC, &deadline)) {
 		pthread_detach(thread);
 		return false;
 	}
@@ -337,6 +345,11 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 				ASSERT_LE(0, reg(w->fd, VENDOR1_CLASS + i, GET));
 			ASSERT_EQ(0, pthread_create(&threads[i], NULL, w->fn, w));
 		}
+		/*
+		 * Where in the workers' loops the removal falls, and how long
+		 * they meet the dead device before they stop: varied or brief,
+		 * no verdict rests on either.
+		 */
 		usleep(1000 * (c % 7) * 3);
 		ASSERT_EQ(0, dev->remove());
 		usleep(20 * 1000);
@@ -420,6 +433,7 @@ TEST_F_TIMEOUT(stress, close_races_arrivals, 300)
 		ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
 		for (int r = 0; r < i % 5; r++)
 			read(fd, buf, sizeof(buf));
+		/* Varies how many arrive before the close; no verdict rests on it. */
 		usleep(200 * (i % 10));
 		ASSERT_EQ(0, close(fd));
 	}
@@ -440,6 +454,7 @@ TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
 		int id = reg(fd, VENDOR1_CLASS, GET);
 
 		ASSERT_LE(0, id);
+		/* Varies how many arrive before the unregister; nor on this. */
 		usleep(100 * (i % 10));
 		ASSERT_EQ(0, ioctl(fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
 	}
@@ -597,6 +612,11 @@ TEST_F_TIMEOUT(stress, writers_race_the_send_handler_and_timeouts, 300)
 		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, w[i].server_gid));
 		ASSERT_EQ(0, pthread_create(&threads[i], NULL, write_unanswered, &w[i]));
 	}
+	/*
+	 * A report comes 20 ms after its request went; the writers' next
+	 * requests follow within milliseconds. Five seconds without one is a
+	 * report lost, on any guest.
+	 */
 	p = (struct pollfd){ .fd = client, .events = POLLIN };
 	while (reports < WRITERS * PER_WRITER && poll(&p, 1, 5000) == 1) {
 		/* A report is the header and the sent MAD's common header. */

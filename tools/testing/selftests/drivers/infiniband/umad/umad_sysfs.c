@@ -208,6 +208,13 @@ TEST_F_TIMEOUT(rename, ibdev_follows_renames_and_a_racing_read_is_whole, 300)
 		readers[i] = (struct ibdev_reader){ .attr = self->ibdev_attr };
 		ASSERT_EQ(0, pthread_create(&threads[i], NULL, read_ibdev, &readers[i]));
 	}
+	/* The renames begin once every reader reads: on any guest, they race. */
+	for (int i = 0; i < READERS; i++) {
+		long *reads = &readers[i].reads;
+
+		for (int t = 0; t < 10000 && !__atomic_load_n(reads, __ATOMIC_RELAXED); t++)
+			usleep(1000);
+	}
 	for (int i = 0; i < RENAMES; i++) {
 		name = i % 2 ? NAME_B : NAME_A;
 		ASSERT_EQ(0, nl_rename(self->nl, self->index, name));

@@ -27,7 +27,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * Time in these tests (issue 41: no verdict may depend on the machine's
+ * speed). The slowest guest the rig runs is a KASAN kernel under TCG on 2
+ * cores shared with a kernel build; each time a test compares must hold
+ * on one twice as slow as that. A lower bound on how long something took
+ * holds by nature: a slower guest only takes longer. An upper bound, or a
+ * "must happen within", either comes from what the test measured or has a
+ * margin its comment gives.
+ *
+ * A request that is answered ends at the answer, so its timeout costs
+ * nothing, and a long one (ANSWERED_MS) keeps a slow answer from being
+ * taken for a timeout. A test that waits for a timeout asks for a short one.
+ */
+#define ANSWERED_MS 60000
+
+/*
+ * The clock of the kernel's jiffies, for bounds on what runs on them (MAD
+ * timeouts and retries, ib_loopback's delay_ms, printk_ratelimited's
+ * windows). A loaded guest updates jiffies late, and a timer armed on late
+ * jiffies ends early by CLOCK_MONOTONIC: a MAD timeout was seen 11 ms short
+ * of what it asked (CI, 2026-11-27). CLOCK_MONOTONIC_COARSE is the time of
+ * the last tick, updated in the same tick as jiffies (tick_do_update_jiffies64()
+ * ends in update_wall_time()): each lags the other by less than a tick, so
+ * on this clock a span of jiffies is its length within a tick at each end.
+ */
+static inline void jiffies_clock(struct timespec *t)
+{
+	clock_gettime(CLOCK_MONOTONIC_COARSE, t);
+}
+
+/* Nanoseconds on the jiffies clock from since to now. */
+static inline long long jiffies_ns_since(const struct timespec *since)
+{
+	struct timespec now;
+
+	jiffies_clock(&now);
+	return (now.tv_sec - since->tv_sec) * 1000000000LL + now.tv_nsec - since->tv_nsec;
+}
+
+/* A tick, the jiffies clock's resolution, in ns (10 ms, HZ=100's, if unknown). */
+static inline long long tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || (!res.tv_sec && !res.tv_nsec))
+		return 10000000;
+	return res.tv_sec * 1000000000LL + res.tv_nsec;
+}
+
+/*
+ * The longest that timers of jiffies armed after since can have run by now,
+ * in ms: the jiffies clock's time, plus a tick for each end. Timers of
+ * N ms in all, one after the other, have run their course only if this is
+ * N or more, however late the guest's jiffies.
+ */
+static inline long jiffies_waited_ms(const struct timespec *since)
+{
+	return (jiffies_ns_since(since) + 2 * tick_ns()) / 1000000;
+}
 
 #define SYS_MAD_CLASS "/sys/class/infiniband_mad"
 #define SYS_IB_CLASS "/sys/class/infiniband"
@@ -242,8 +303,10 @@ static inline int rig_rxe_delete(void)
 }
 
 /*
- * Puts rxe1 back and waits (up to 5 s) for its link-local GID, which the
- * IB core adds a moment later: a MAD sent to it before then is lost.
+ * Puts rxe1 back and waits for its link-local GID, which the IB core adds a
+ * moment later: a MAD sent to it before then is lost. The wait ends when
+ * the GID comes; its limit, 30 s (counted in sleeps, so never less), only
+ * decides how long a missing GID takes to fail.
  */
 static inline int rig_rxe_add(void)
 {
@@ -253,7 +316,7 @@ static inline int rig_rxe_add(void)
 	ret = system("rdma link add " RIG_RXE " type rxe netdev " RIG_RXE_NETDEV);
 	if (ret)
 		return ret;
-	for (int i = 0; i < 50; i++) {
+	for (int i = 0; i < 300; i++) {
 		if (!read_attr(SYS_IB_CLASS "/" RIG_RXE "/ports/1/gids/0", gid, sizeof(gid)) &&
 		    !strncmp(gid, "fe80", 4))
 			return 0;
