@@ -118,6 +118,7 @@ print_paths() {
 	printf 'root=%q\nkdir=%q\nvmlinuz=%q\nmodules=%q\n' "$root" "$kdir" "$vmlinuz" "$modules"
 }
 if [ -e "$out/.rig-built" ]; then
+	cache_note warm "the $flavour root"
 	print_paths
 	exit 0
 fi
@@ -129,6 +130,7 @@ umount_proc
 rm -rf --one-file-system "$out"
 mkdir -p "$out"
 logf=$out/build.log
+cache_note cold "the $flavour root"
 run() { "$@" >>"$logf" 2>&1 || { tail -40 "$logf" >&2; die "failed: $*"; }; }
 make_root
 touch "$out/.rig-built"

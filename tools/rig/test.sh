@@ -119,8 +119,10 @@ for flavour in debian sid; do
 		bash "$RIG_DIR/debian-install-checks.sh" "$flavour"
 done
 
-# The lints build against the 6.12 kernel crate too: wait for the lane.
-while [ ! -e "$tmp/debug-kdir" ]; do sleep 5; done
+# The lints build against the 6.12 kernel crate too: wait for the lane's
+# kernel (or for the lane, should it end without one).
+while [ ! -e "$tmp/debug-kdir" ] && kill -0 "$debug_lane" 2>/dev/null; do sleep 5; done
+[ -e "$tmp/debug-kdir" ] || : > "$tmp/debug-kdir"
 lints() {
 	local kdir debian sid
 	kdir=$(cat "$tmp/debug-kdir")
