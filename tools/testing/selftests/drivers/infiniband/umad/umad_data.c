@@ -396,25 +396,50 @@ TEST_F(data, the_old_header_has_no_pkey_index)
 	EXPECT_EQ(0x77U, mad_tid(buf + OLD_HDR) & 0xffffffff);
 }
 
-TEST_F(data, poll_and_a_blocked_read_see_an_arrival)
+struct blocked_poll {
+	struct pollfd p;
+	atomic_int tid;
+	int n;
+};
+
+/* Polls until an arrival, or for STALL_MS: only a lost wake-up takes that long. */
+static void *poll_blocking(void *arg)
+{
+	struct blocked_poll *b = arg;
+
+	b->tid = gettid();
+	b->n = poll(&b->p, 1, STALL_MS);
+	return NULL;
+}
+
+/*
+ * A poll asleep on the file wakes for an arrival; the file is readable
+ * until a read takes the MAD. (An arrival waking a blocked read is
+ * an_arrival_wakes_a_blocked_read.)
+ */
+TEST_F(data, a_blocked_poll_wakes_for_an_arrival)
 {
 	struct pollfd p = { .fd = -1, .events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM };
+	/* Writable is always true: the poller asks for IN only. */
+	struct blocked_poll b = { .p = { .events = POLLIN }, .n = -2 };
+	pthread_t thread;
 	__u8 mad[MAD];
 
 	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	p.fd = self->server.fd;
+	b.p.fd = self->server.fd;
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, poll_blocking, &b));
+	ASSERT_TRUE(wait_blocked_in(&b.tid, NR_POLL)) TH_LOG("the poll never blocked");
 	mad_header(mad, VENDOR1_CLASS, GET, 0x99);
 	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 100, 0));
-	/* Waits for the arrival (writable is always true, so ask for IN only). */
-	p.events = POLLIN;
-	EXPECT_EQ(1, poll(&p, 1, 5000));
-	p.events = POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM;
+	pthread_join(thread, NULL);
+	EXPECT_EQ(1, b.n) TH_LOG("the poll slept through the arrival");
+	EXPECT_EQ(POLLIN, b.p.revents);
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLIN | POLLRDNORM | POLLOUT | POLLWRNORM, p.revents);
-	/* A blocking read returns what is there. */
 	EXPECT_EQ(NEW_HDR + MAD, read(self->server.fd, self->buf, sizeof(self->buf)));
 	EXPECT_EQ(1, poll(&p, 1, 0));
 	EXPECT_EQ(POLLOUT | POLLWRNORM, p.revents);
@@ -499,7 +524,9 @@ TEST_F(data, the_old_header_on_write)
 
 struct blocked_read {
 	int fd;
+	atomic_int tid;
 	ssize_t n;
+	int err; /* read's errno */
 	__u8 buf[NEW_HDR + MAD];
 };
 
@@ -507,7 +534,9 @@ static void *read_blocking(void *arg)
 {
 	struct blocked_read *r = arg;
 
+	r->tid = gettid();
 	r->n = read(r->fd, r->buf, sizeof(r->buf));
+	r->err = errno;
 	return NULL;
 }
 
@@ -521,12 +550,8 @@ TEST_F(data, an_arrival_wakes_a_blocked_read)
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	r.fd = self->server.fd;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, read_blocking, &r));
-	/*
-	 * Let it block (issue 46): on a slow guest the read may not have
-	 * begun, and then finds the MAD there; it passes either way.
-	 */
-	usleep(300 * 1000);
-	EXPECT_EQ(-2, r.n) TH_LOG("read did not block");
+	/* A read that began after the arrival would find the MAD there. */
+	ASSERT_TRUE(wait_blocked_in(&r.tid, __NR_read)) TH_LOG("the read never blocked");
 	mad_header(mad, VENDOR1_CLASS, GET, 0x6000);
 	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0));
 	pthread_join(thread, NULL);
@@ -549,9 +574,8 @@ TEST_F(data, a_read_blocked_before_register_agent2_gets_the_64_byte_header)
 
 	r.fd = self->server.fd;
 	ASSERT_EQ(0, pthread_create(&thread, NULL, read_blocking, &r));
-	/* Let it block (issue 46): one that begins after the registration passes too. */
-	usleep(300 * 1000);
-	EXPECT_EQ(-2, r.n) TH_LOG("read did not block");
+	/* A read that began after the registration would pass without the case. */
+	ASSERT_TRUE(wait_blocked_in(&r.tid, __NR_read)) TH_LOG("the read never blocked");
 	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	mad_header(mad, VENDOR1_CLASS, GET, 0x6100);
@@ -845,72 +869,126 @@ static void on_signal(int sig)
 {
 }
 
-struct signaller {
-	pthread_t reader;
-	atomic_bool done; /* the read has returned */
-};
-
-/*
- * Signals the reader every 300 ms until its read returns: a signal that
- * comes before the read blocks (a slow guest) interrupts nothing, and the
- * next one does.
- */
-static void *signal_until_done(void *arg)
-{
-	struct signaller *s = arg;
-
-	for (;;) {
-		usleep(300 * 1000);
-		if (s->done)
-			return NULL;
-		pthread_kill(s->reader, SIGUSR1);
-	}
-}
-
 TEST_F(data, a_signal_ends_a_blocked_read)
 {
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART */
-	struct signaller s = { .reader = pthread_self() };
+	struct blocked_read r = { .fd = self->server.fd, .n = -2 };
 	pthread_t thread;
-	ssize_t n;
-	int err;
 
 	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
-	ASSERT_EQ(0, pthread_create(&thread, NULL, signal_until_done, &s));
-	n = read(self->server.fd, self->buf, sizeof(self->buf));
-	err = errno;
-	s.done = true;
+	ASSERT_EQ(0, pthread_create(&thread, NULL, read_blocking, &r));
+	/* A signal that came before the read blocked would interrupt nothing. */
+	ASSERT_TRUE(wait_blocked_in(&r.tid, __NR_read)) TH_LOG("the read never blocked");
+	ASSERT_EQ(0, pthread_kill(thread, SIGUSR1));
 	pthread_join(thread, NULL);
-	EXPECT_EQ(-1, n);
-	EXPECT_EQ(EINTR, err);
+	EXPECT_EQ(-1, r.n);
+	EXPECT_EQ(EINTR, r.err);
 }
 
-/* Closing with requests outstanding flushes them; nothing leaks (kmemleak). */
-TEST_F(data, close_with_sends_outstanding)
+/*
+ * The umad driver's module references: each open file holds them (its
+ * file operations' owner), so they count the files not yet released; -1
+ * if unknown.
+ */
+static long umad_refcnt(void)
+{
+	const char *module = umad_module();
+	char path[128], value[32];
+
+	if (!module)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", module);
+	if (read_attr(path, value, sizeof(value)))
+		return -1;
+	return atol(value);
+}
+
+/*
+ * Opens the client's port again after its file was closed, and checks what
+ * the closed file left behind (kmemleak, on the debug kernel, looks for
+ * leaked memory): the module references are back to refs, what they were
+ * with the same files open, so the closed file was released; and its
+ * agent's class and method are free on the port, as registering them
+ * again conflicts with an agent still there.
+ */
+static void reopen_client(struct __test_metadata *_metadata, struct _test_data_data *self,
+			  long refs, int class, int method, int rmpp)
+{
+	ASSERT_EQ(0, open_end(&self->client, "rxe0"));
+	EXPECT_EQ(refs, umad_refcnt()) TH_LOG("the closed file is still referenced");
+	ASSERT_EQ(0, reg(&self->client, class, method, rmpp, false))
+		TH_LOG("the closed file's agent is still registered");
+}
+
+/*
+ * The server sends the client's new file a request of method, which must
+ * be the first MAD to reach that file: nothing the server sent before it,
+ * for the closed file, may reach the new one, and on the same path what
+ * was sent first would come first.
+ */
+static void nothing_stray(struct __test_metadata *_metadata, struct _test_data_data *self,
+			  int class, int method)
 {
 	__u8 mad[MAD];
 
-	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
-	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
-	for (int i = 0; i < 50; i++) {
-		mad_header(mad, VENDOR1_CLASS, GET, 0x1000 + i);
-		ASSERT_EQ(NEW_HDR + MAD,
-			  send_to(&self->client, self->server.gid, mad, MAD, 10000, 3));
-	}
-	EXPECT_EQ(0, close(self->client.fd));
-	self->client.fd = open_end(&self->client, "rxe0") ? -1 : self->client.fd;
-	ASSERT_LE(0, self->client.fd);
+	mad_header(mad, class, method, 0x3000);
+	ASSERT_EQ(NEW_HDR + MAD, send_to(&self->server, self->client.gid, mad, MAD, 0, 0));
+	ASSERT_EQ(NEW_HDR + MAD, recv_within(self->client.fd, self->buf, sizeof(self->buf), 5000));
+	EXPECT_EQ(method, self->buf[NEW_HDR + 3])
+		TH_LOG("the new file got method 0x%x, sent for the closed one",
+		       self->buf[NEW_HDR + 3]);
+	EXPECT_EQ(0x3000U, mad_tid(self->buf + NEW_HDR) & 0xffffffff);
 }
 
-/* Closing while an RMPP response is arriving. */
+#define OUTSTANDING_SENDS 50
+
+/*
+ * Closing with requests outstanding (for longer than the test runs, on any
+ * guest) flushes them and leaves nothing behind; the server's answers to
+ * them, which come after, reach nobody.
+ */
+TEST_F(data, close_with_sends_outstanding)
+{
+	__u64 tids[OUTSTANDING_SENDS];
+	__u8 mad[MAD];
+	long refs;
+
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, SET, 0, false));
+	refs = umad_refcnt();
+	ASSERT_LT(0, refs) TH_LOG("no /sys/module/<driver>/refcnt");
+	for (int i = 0; i < OUTSTANDING_SENDS; i++) {
+		mad_header(mad, VENDOR1_CLASS, GET, 0x1000 + i);
+		ASSERT_EQ(NEW_HDR + MAD,
+			  send_to(&self->client, self->server.gid, mad, MAD, OUTSTANDING_MS, 0));
+	}
+	for (int i = 0; i < OUTSTANDING_SENDS; i++)
+		tids[i] = serve_request(_metadata, self);
+	EXPECT_EQ(0, close(self->client.fd));
+	reopen_client(_metadata, self, refs, VENDOR1_CLASS, SET, 0);
+	for (int i = 0; i < OUTSTANDING_SENDS; i++) {
+		mad_header(mad, VENDOR1_CLASS, GET_RESP, tids[i]);
+		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->server, self->client.gid, mad, MAD, 0, 0));
+	}
+	nothing_stray(_metadata, self, VENDOR1_CLASS, SET);
+}
+
+/*
+ * Closing while an RMPP response is arriving, then closing its sender with
+ * the transfer cut off: neither file leaves anything behind, and nothing
+ * of the transfer reaches the client's new file.
+ */
 TEST_F(data, close_during_an_rmpp_transfer)
 {
 	__u8 mad[MAD];
 	__u64 tid;
+	long refs;
 
 	ASSERT_EQ(0, reg(&self->server, VENDOR2_CLASS, GET, 1, false));
-	ASSERT_EQ(0, reg(&self->client, VENDOR2_CLASS, -1, 1, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR2_CLASS, SET, 1, false));
+	refs = umad_refcnt();
+	ASSERT_LT(0, refs) TH_LOG("no /sys/module/<driver>/refcnt");
 	mad_header(mad, VENDOR2_CLASS, GET, 0x2000);
 	ASSERT_EQ(NEW_HDR + MAD,
 		  send_to(&self->client, self->server.gid, mad, MAD, ANSWERED_MS, 0));
@@ -920,8 +998,11 @@ TEST_F(data, close_during_an_rmpp_transfer)
 	/* The server's side of the transfer goes on a while; no verdict rests on how long. */
 	usleep(500 * 1000);
 	EXPECT_EQ(0, close(self->server.fd));
-	ASSERT_EQ(0, open_end(&self->client, "rxe0"));
 	ASSERT_EQ(0, open_end(&self->server, "rxe1"));
+	ASSERT_EQ(0, reg(&self->server, VENDOR2_CLASS, GET, 1, false))
+		TH_LOG("the closed server's agent is still registered");
+	reopen_client(_metadata, self, refs, VENDOR2_CLASS, SET, 1);
+	nothing_stray(_metadata, self, VENDOR2_CLASS, SET);
 }
 
 TEST_HARNESS_MAIN

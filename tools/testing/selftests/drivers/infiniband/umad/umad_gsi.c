@@ -266,9 +266,13 @@ TEST_F(gsi, umad_poll_waits_for_an_arrival_and_times_out_without_one)
 	EXPECT_EQ(-ETIMEDOUT, umad_poll(self->fd[1], 0));
 }
 
-/* A umad_recv with no timeout, blocked in another thread. */
+/*
+ * A umad_recv with no timeout, blocked in another thread: in poll(), which
+ * libibumad waits in before it reads.
+ */
 struct blocked_recv {
 	int fd, agent, len;
+	atomic_int tid;
 	void *umad;
 };
 
@@ -276,6 +280,7 @@ static void *recv_blocking(void *arg)
 {
 	struct blocked_recv *b = arg;
 
+	b->tid = gettid();
 	b->agent = umad_recv(b->fd, b->umad, &b->len, -1);
 	return NULL;
 }
@@ -295,8 +300,8 @@ TEST_F(gsi, a_blocked_umad_recv_returns_the_arrival)
 	b.umad = calloc(1, umad_size() + MAD_SIZE);
 	ASSERT_NE(NULL, b.umad);
 	ASSERT_EQ(0, pthread_create(&thread, NULL, recv_blocking, &b));
-	/* Let it block (issue 46): a recv that begins later finds the MAD there. */
-	usleep(200 * 1000);
+	/* A recv that began after the arrival would find the MAD there. */
+	ASSERT_TRUE(wait_blocked_in(&b.tid, NR_POLL)) TH_LOG("umad_recv never blocked");
 	address(self, self->umad, 1, VENDOR_CLASS, METHOD_GET, 0xb10c);
 	ASSERT_EQ(0, umad_send(self->fd[0], client, self->umad, MAD_SIZE, 0, 0));
 	ASSERT_EQ(0, pthread_join(thread, NULL));

@@ -118,6 +118,7 @@ TEST_F(removal, every_operation_fails_after_it)
 
 struct waiter {
 	int fd;
+	atomic_int tid;
 	bool use_poll;
 	int result; /* read's errno, or poll's revents */
 	bool done;
@@ -141,6 +142,7 @@ static void *wait_on_fd(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
+	w->tid = gettid();
 	if (w->use_poll)
 		result = poll(&p, 1, -1) == 1 ? p.revents : -errno;
 	else
@@ -163,6 +165,7 @@ static bool removal_wakes(struct __test_metadata *_metadata, struct _test_data_r
 	bool done;
 
 	w->fd = self->fd;
+	w->tid = 0;
 	w->done = false;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_init(&attr);
@@ -173,11 +176,11 @@ static bool removal_wakes(struct __test_metadata *_metadata, struct _test_data_r
 		return false;
 	pthread_detach(thread);
 	/*
-	 * Let it block (issue 46): a waiter not yet blocked when the device
-	 * goes finds it gone and returns at once, so a slow guest can hide a
-	 * wait that ignores the removal, never fail a driver that wakes it.
+	 * A waiter not yet blocked when the device goes finds it gone and
+	 * returns at once, which would hide a wait that ignores the removal.
 	 */
-	usleep(300 * 1000);
+	ASSERT_TRUE(wait_blocked_in(&w->tid, w->use_poll ? NR_POLL : __NR_read))
+		TH_LOG("the %s never blocked", w->use_poll ? "poll" : "read");
 	delete_rig_rxe(_metadata, self);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += WAKE_TIMEOUT_S;
@@ -311,11 +314,11 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 	ASSERT_EQ(0, pthread_create(&waiting, NULL, wait_on_fd, &poller));
 	ASSERT_EQ(0, pthread_create(&writer, NULL, write_until_refused, &w));
 	/*
-	 * Writes go through first, and the poller blocks (issue 46: a poller
-	 * not yet blocked finds the file dead and says POLLERR all the same).
-	 * However slow the guest, the writer has written before the removal.
+	 * The poller blocks (one not yet blocked would find the file dead and
+	 * say POLLERR all the same), and writes go through first: however
+	 * slow the guest, the writer has written before the removal.
 	 */
-	usleep(200 * 1000);
+	ASSERT_TRUE(wait_blocked_in(&poller.tid, NR_POLL)) TH_LOG("the poll never blocked");
 	for (int i = 0; i < 10000 && !__atomic_load_n(&w.written, __ATOMIC_RELAXED); i++)
 		usleep(1000);
 	delete_rig_rxe(_metadata, self);
@@ -614,8 +617,25 @@ TEST(registration_races_removal)
 		h.fd = open_rig_rxe(0);
 		ASSERT_LE(0, h.fd);
 		ASSERT_EQ(0, pthread_create(&thread, NULL, hammer_registration, &h));
-		/* Varies where in the hammering the removal falls; no verdict rests on it. */
-		usleep(20 * 1000 * (c % 5));
+		/*
+		 * The removal comes at once, or 20 to 80 ms after the hammer's
+		 * first registration (varied: no verdict rests on where it
+		 * falls). That registration, on a device not yet removed, is
+		 * certain: a driver that refuses every one fails here, after
+		 * 30 s (counted in sleeps, so never less).
+		 */
+		if (c % 5) {
+			long *registered = &h.registered;
+
+			for (int i = 0; i < 15000; i++) {
+				if (__atomic_load_n(registered, __ATOMIC_RELAXED))
+					break;
+				usleep(2000);
+			}
+			ASSERT_LT(0, __atomic_load_n(registered, __ATOMIC_RELAXED))
+				TH_LOG("cycle %d: no registration in 30 s", c);
+			usleep(20 * 1000 * (c % 5));
+		}
 		EXPECT_EQ(0, rig_rxe_delete());
 		h.removed = true;
 		pthread_join(thread, NULL);

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -117,6 +118,7 @@ struct worker {
 	__u8 client_gid[16];
 	__u16 client_lid;
 	atomic_bool stop;
+	atomic_int tid; /* do_reads: its thread, for wait_blocked_in() */
 	int unexpected; /* an errno the operation may not give, or 0 */
 	long done;
 };
@@ -134,8 +136,17 @@ static void *do_reads(void *arg)
 	static const int allowed[] = { EIO, EAGAIN, 0 };
 	struct worker *w = arg;
 	__u8 buf[HDR + MAD];
+	sigset_t all;
 
-	/* Blocking: the removal must wake it (EIO). */
+	/*
+	 * Blocking: the removal must wake it (EIO). No signal may: the
+	 * SIGCHLD of rxe's removal (`rdma`, a child) would interrupt the
+	 * read, which restarts and sees the removal, hiding a wait that
+	 * ignores it (as in umad_removal).
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	w->tid = gettid();
 	while (!w->stop) {
 		if (read(w->fd, buf, sizeof(buf)) < 0) {
 			expect_errno(w, errno, allowed);
@@ -318,6 +329,7 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 		{ .what = "open/close", .fn = do_opens, .node = "umad" },
 		{ .what = "issm open/close", .fn = do_opens, .node = "issm" },
 	};
+	struct worker *reader = &workers[0];
 	const struct removable *dev = &variant->dev;
 	const int n = ARRAY_SIZE(workers) - !dev->ib;
 	int cycles = stress_cycles();
@@ -330,6 +342,7 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 
 			w->ibdev = dev->ibdev;
 			w->stop = false;
+			w->tid = 0;
 			w->unexpected = 0;
 			w->done = 0;
 			if (dev->ib) {
@@ -346,10 +359,15 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 			ASSERT_EQ(0, pthread_create(&threads[i], NULL, w->fn, w));
 		}
 		/*
-		 * Where in the workers' loops the removal falls, and how long
-		 * they meet the dead device before they stop: varied or brief,
-		 * no verdict rests on either.
+		 * The reader waits for a MAD that never comes (none is sent to
+		 * its class): once asleep in read(), it stays there until the
+		 * removal, which must wake it. Where in the other workers'
+		 * loops the removal falls, and how long they meet the dead
+		 * device before they stop: varied or brief, no verdict rests
+		 * on either.
 		 */
+		ASSERT_TRUE(wait_blocked_in(&reader->tid, __NR_read))
+			TH_LOG("cycle %d: the read never blocked", c);
 		usleep(1000 * (c % 7) * 3);
 		ASSERT_EQ(0, dev->remove());
 		usleep(20 * 1000);

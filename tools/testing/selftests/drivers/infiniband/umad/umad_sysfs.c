@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "kselftest_harness.h"
@@ -79,11 +80,36 @@ TEST(umad_char_numbers_and_device_nodes)
 	}
 }
 
-TEST(issm_only_where_the_port_has_an_smi)
+/*
+ * Ports of both link layers: the rig's soft-RoCE devices, and ib_loopback's
+ * InfiniBand device of two ports, loaded for the test.
+ */
+FIXTURE(roce_and_ib) {
+	bool loaded;
+};
+
+FIXTURE_SETUP(roce_and_ib)
+{
+	self->loaded = false;
+	if (access(LOOPBACK_KO, F_OK))
+		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
+		     LOOPBACK_KO);
+	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=2"));
+	self->loaded = true;
+}
+
+/* In the parent: it runs even when a failed ASSERT ends the test. */
+FIXTURE_TEARDOWN_PARENT(roce_and_ib)
+{
+	if (self->loaded)
+		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
+}
+
+TEST_F(roce_and_ib, issm_only_where_the_port_has_an_smi)
 {
 	struct mad_node umads[MAX_NODES], issms[MAX_NODES];
 	struct ib_port ports[MAX_NODES];
-	int nports, numad, nissm, roce = 0;
+	int nports, numad, nissm, roce = 0, ib = 0;
 
 	nports = list_ib_ports(ports, MAX_NODES);
 	numad = list_mad_nodes("umad", umads, MAX_NODES);
@@ -104,13 +130,16 @@ TEST(issm_only_where_the_port_has_an_smi)
 			continue;
 		}
 		/* InfiniBand: issmN shares umadN's number. */
-		ASSERT_NE(NULL, issm);
+		ib++;
+		ASSERT_NE(NULL, issm) TH_LOG("InfiniBand port %s/%d has no issm node",
+					     ports[i].ibdev, ports[i].port);
 		EXPECT_EQ(umad->devnum, issm->devnum);
 		expected_devt(umad, 1, &major, &minor);
 		EXPECT_EQ(major, issm->major);
 		EXPECT_EQ(minor, issm->minor);
 	}
 	EXPECT_GE(roce, 2) TH_LOG("the rig makes two rxe devices");
+	EXPECT_GE(ib, 2) TH_LOG("ib_loopback makes two InfiniBand ports");
 }
 
 /*

@@ -24,15 +24,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 /*
- * Time in these tests (issue 41: no verdict may depend on the machine's
- * speed). The slowest guest the rig runs is a KASAN kernel under TCG on 2
+ * Time in these tests: no verdict may depend on the machine's
+ * speed. The slowest guest the rig runs is a KASAN kernel under TCG on 2
  * cores shared with a kernel build; each time a test compares must hold
  * on one twice as slow as that. A lower bound on how long something took
  * holds by nature: a slower guest only takes longer. An upper bound, or a
@@ -50,7 +54,7 @@
  * timeouts and retries, ib_loopback's delay_ms, printk_ratelimited's
  * windows). A loaded guest updates jiffies late, and a timer armed on late
  * jiffies ends early by CLOCK_MONOTONIC: a MAD timeout was seen 11 ms short
- * of what it asked (CI, 2026-11-27). CLOCK_MONOTONIC_COARSE is the time of
+ * of what it asked on a loaded machine. CLOCK_MONOTONIC_COARSE is the time of
  * the last tick, updated in the same tick as jiffies (tick_do_update_jiffies64()
  * ends in update_wall_time()): each lags the other by less than a tick, so
  * on this clock a span of jiffies is its length within a tick at each end.
@@ -142,6 +146,66 @@ static inline int write_attr(const char *path, const char *value)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * A thread blocked in a system call, for the tests that act on one: a
+ * sleep "to let it block" cannot tell whether it did, and on a slow guest
+ * the call has not begun when the test acts, which then tests something
+ * else.
+ *
+ * The system call of glibc's poll(), and of libibumad's umad_recv() and
+ * umad_poll() through it: poll, or ppoll where the architecture has none.
+ */
+#ifdef __NR_poll
+#define NR_POLL __NR_poll
+#else
+#define NR_POLL __NR_ppoll
+#endif
+
+/*
+ * Whether thread tid of this process is asleep in system call nr. The
+ * kernel says which call a thread is in, in /proc/self/task/<tid>/syscall
+ * (x86 has it: HAVE_ARCH_TRACEHOOK), only while the thread is off the CPU
+ * ("running" otherwise; task_current_syscall() waits for it to be off,
+ * and checks it stayed off); stat's state then says it sleeps (S, D) and
+ * is not stopped. The numbers are this build's __NR_ constants: the kernel
+ * gives a 32-bit program's calls their i386 numbers too. (wchan would
+ * name the kernel function the thread sleeps in, which is the driver's
+ * own, not the same in C and Rust, and says nothing of the call.)
+ */
+static inline bool blocked_in(pid_t tid, long nr)
+{
+	char path[64], buf[256], *end;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	if (read_attr(path, buf, sizeof(buf)) || strtol(buf, &end, 10) != nr || end == buf)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_attr(path, buf, sizeof(buf)))
+		return false;
+	/* The state follows the command name, which may hold ')' itself. */
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && (end[2] == 'S' || end[2] == 'D');
+}
+
+/*
+ * Waits until the thread whose id is in *tid is asleep in system call nr
+ * (the thread sets *tid with gettid() before the call; 0 until then).
+ * False if it is not within 30 s, counted in sleeps (so never less): a
+ * call that is to block does as soon as its thread runs, which even a
+ * loaded guest lets it do in far less.
+ */
+static inline bool wait_blocked_in(const atomic_int *tid, long nr)
+{
+	for (int i = 0; i < 15000; i++) {
+		pid_t t = atomic_load(tid);
+
+		if (t && blocked_in(t, nr))
+			return true;
+		usleep(2000);
+	}
+	return false;
 }
 
 static inline int read_node_attr(const char *node, const char *attr, char *buf,
