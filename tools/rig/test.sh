@@ -31,8 +31,18 @@ trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null; rm -rf "$tmp"'
 : > "$tmp/steps"
 : > "$tmp/failures"
 
+# Sets cpu_now to the CPU seconds (user and system) of this shell's
+# waited-for children so far: times, in this shell, not a subshell's.
+children_cpu() {
+	local file=$tmp/times.$BASHPID
+	times > "$file"
+	cpu_now=$(tail -n 1 "$file" | awk '{
+		for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] }
+		printf "%d\n", s }')
+}
+
 # Runs one step: its output to out (and the terminal, unless quiet), then
-# its row. How it counts (how):
+# its row, with its wall time and the CPU time it took. How it counts (how):
 #   one      one check, passed when the command exits 0
 #   summary  the last "N passed, N failed" line it prints
 #   cargo    the sum of cargo's "N passed; N failed" lines
@@ -40,9 +50,10 @@ trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null; rm -rf "$tmp"'
 # Its cache is "cold" if any cache it uses was built ("cache: cold" in its
 # log), "warm" if all were found, "-" if it uses none.
 step() { # name, how, out, command...
-	local name=$1 how=$2 out=$3 start status p f lines cache
+	local name=$1 how=$2 out=$3 start cpu status p f lines cache
 	shift 3
-	start=$(date +%s)
+	children_cpu
+	start=$(date +%s) cpu=$cpu_now
 	log "step: $name"
 	if [ -n "${quiet:-}" ]; then
 		"$@" > "$out" 2>&1
@@ -68,8 +79,10 @@ step() { # name, how, out, command...
 	else
 		cache=-
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(($(date +%s) - start))" "$cache" "$p" "$f" \
-		"$(grep -Eo '[0-9]+ expected skips' "$out" | tail -n 1 | awk '{print $1 + 0}')" >> "$tmp/steps"
+	children_cpu
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(($(date +%s) - start))" "$cache" "$p" "$f" \
+		"$(grep -Eo '[0-9]+ expected skips' "$out" | tail -n 1 | awk '{print $1 + 0}')" \
+		"$((cpu_now - cpu))" >> "$tmp/steps"
 	if [ "$f" -gt 0 ]; then
 		echo "$name: $(grep -h '^UNEXPECTED: ' "$out" | sed 's/^UNEXPECTED: //' |
 			paste -sd ';' | sed 's/;/; /g' | grep . || echo "exit status $status: $(tail -n 1 "$out")")" \
@@ -94,7 +107,7 @@ debug_lane() {
 		: > "$tmp/debug-kdir"
 	fi
 }
-quiet=1 setsid bash -c "$(declare -f step debug_lane log); RIG_DIR=$RIG_DIR tmp=$tmp quiet=1 debug_lane" &
+quiet=1 setsid bash -c "$(declare -f children_cpu step debug_lane log); RIG_DIR=$RIG_DIR tmp=$tmp quiet=1 debug_lane" &
 debug_lane=$!
 
 step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
@@ -154,10 +167,12 @@ debug_lane=
 cat "$tmp/debug-kernel" "$tmp/debug-suite" 2>/dev/null
 
 # The table, then (CI shows only the end of the output) what failed.
-printf '\n%-62s %7s  %-5s  %s\n' step time cache result
-while IFS=$'\t' read -r name secs cache p f x; do
-	printf '%-62s %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
-		"$cache" "$p" "$f" "${x:+, $x expected skips}"
+# CPU is the step's processes' user and system time: on 2 cores, a step
+# beside another gets less than twice its wall time.
+printf '\n%-62s %7s %7s  %-5s  %s\n' step wall CPU cache result
+while IFS=$'\t' read -r name secs cache p f x cpu; do
+	printf '%-62s %4d:%02d %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
+		$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
 done < "$tmp/steps"
 total=$(($(date +%s) - run_start))
 printf '%-62s %4d:%02d\n' "wall time (the debug lane ran beside the rest)" $((total / 60)) $((total % 60))
