@@ -21,9 +21,15 @@ set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
 run_start=$(date +%s)
+# CI stops a run at 90 minutes: guests get no time past RIG_DEADLINE
+# (vm.sh), so that a hung one fails by name and the table still prints.
+export RIG_DEADLINE=$((run_start + ${RIG_MINUTES:-85} * 60))
 tmp=$(mktemp -d)
-debug_lane=
-trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null; rm -rf "$tmp"' EXIT
+debug_lane= debian_suite=
+trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null
+	[ -z "$debian_suite" ] || kill "$debian_suite" 2>/dev/null
+	rm -rf "$tmp"' EXIT
+trap 'log "stopped: the steps that ended"; summary; exit 1' TERM INT
 
 # Each step appends a row to $tmp/steps: name, seconds, cache, passed,
 # failed; what failed goes to $tmp/failures. The two lanes append to the
@@ -91,6 +97,25 @@ step() { # name, how, out, command...
 	return "$status"
 }
 
+# The table, then (CI shows only the end of the output) what failed; also
+# when the run is stopped (a TERM, CI's limit), for the steps that ended.
+summary() {
+	# CPU is the step's processes' user and system time: on 2 cores, a step
+	# beside another gets less than twice its wall time.
+	printf '\n%-62s %7s %7s  %-5s  %s\n' step wall CPU cache result
+	while IFS=$'\t' read -r name secs cache p f x cpu; do
+		printf '%-62s %4d:%02d %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
+			$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
+	done < "$tmp/steps"
+	total=$(($(date +%s) - run_start))
+	printf '%-62s %4d:%02d\n' "wall time (the debug lane ran beside the rest)" $((total / 60)) $((total % 60))
+	while read -r failure; do
+		echo "failed: $failure"
+	done < "$tmp/failures"
+	read -r passed failed skips < <(awk -F'\t' '{p += $4; f += $5; x += $6} END {print p + 0, f + 0, x + 0}' "$tmp/steps")
+	echo "total: $passed passed, $failed failed, $skips expected skips"
+}
+
 step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
 
 # The debug lane: the 6.12 debug kernel (its build needs nothing the other
@@ -107,8 +132,15 @@ debug_lane() {
 		: > "$tmp/debug-kdir"
 	fi
 }
-quiet=1 setsid bash -c "$(declare -f children_cpu step debug_lane log); RIG_DIR=$RIG_DIR tmp=$tmp quiet=1 debug_lane" &
+quiet=1 setsid bash -c "$(declare -f children_cpu step debug_lane log)
+	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 debug_lane" &
 debug_lane=$!
+# A step that ended without its row (its shell killed) fails.
+expect_row() { # name
+	grep -q "^$1"$'\t' "$tmp/steps" && return
+	printf '%s\t0\t-\t0\t1\t\t0\n' "$1" >> "$tmp/steps"
+	echo "$1: ended without a result" >> "$tmp/failures"
+}
 
 step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
 step "report.py's verdicts on made-up logs" one "$tmp/report-tests" \
@@ -152,6 +184,8 @@ quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/di
 debian_suite=$!
 quiet=1 step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid
 wait "$debian_suite"
+debian_suite=
+expect_row "suite: debian (7.3)"
 cat "$tmp/suite-debian" "$tmp/suite-sid"
 step "suite: series (7.3, KCSAN)" summary "$tmp/suite-series" bash "$RIG_DIR/differential.sh" series
 
@@ -165,20 +199,8 @@ log "waiting for the debug lane (6.12 kernel and suite)"
 wait "$debug_lane"
 debug_lane=
 cat "$tmp/debug-kernel" "$tmp/debug-suite" 2>/dev/null
+expect_row "6.12 debug kernel"
+[ ! -s "$tmp/debug-kdir" ] || expect_row "suite: debug (6.12)"
 
-# The table, then (CI shows only the end of the output) what failed.
-# CPU is the step's processes' user and system time: on 2 cores, a step
-# beside another gets less than twice its wall time.
-printf '\n%-62s %7s %7s  %-5s  %s\n' step wall CPU cache result
-while IFS=$'\t' read -r name secs cache p f x cpu; do
-	printf '%-62s %4d:%02d %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
-		$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
-done < "$tmp/steps"
-total=$(($(date +%s) - run_start))
-printf '%-62s %4d:%02d\n' "wall time (the debug lane ran beside the rest)" $((total / 60)) $((total % 60))
-while read -r failure; do
-	echo "failed: $failure"
-done < "$tmp/failures"
-read -r passed failed skips < <(awk -F'\t' '{p += $4; f += $5; x += $6} END {print p + 0, f + 0, x + 0}' "$tmp/steps")
-echo "total: $passed passed, $failed failed, $skips expected skips"
+summary
 [ "$failed" -eq 0 ]

@@ -97,6 +97,30 @@ class Report(unittest.TestCase):
         self.assertEqual(self.counts(out), (4, 0, 0))
         self.assertRegex(out.splitlines()[-1], r"^debian: 4 passed, 0 failed, 0 skipped$")
 
+    # What went missing: a pseudo-test, a program, a phase; twice reported.
+
+    def test_a_rig_result_missing_for_one_driver_fails(self):
+        # rust's rig:dmesg_clean line split by the kernel's console output.
+        log = phase("c", ["@@result c rig:dmesg_clean ok"]) + \
+            phase("rust", ["@@result rust rig:dm@@result-split"]) + ["@@rig verdict done"]
+        self.assertFails(self.judge(log), "rust: rig:dmesg_clean did not run")
+
+    def test_a_program_c_ran_and_rust_did_not_fails(self):
+        log = phase("c", program("c", "umad_open", harness(("global.open", "pass", [])))) + \
+            phase("rust") + ["@@rig verdict done"]
+        self.assertFails(self.judge(log), "rust: umad_open:global.open did not run")
+
+    def test_a_phase_the_guest_said_it_would_run_that_did_not_fails(self):
+        log = ["@@rig drivers c,rust"] + \
+            phase("c", program("c", "umad_open", harness(("global.open", "pass", [])))) + \
+            ["@@rig verdict done"]
+        self.assertFails(self.judge(log), "rust: its phase did not run")
+
+    def test_a_test_reported_twice_fails(self):
+        output = ["TAP version 13", "1..2", "not ok 1 x", "ok 2 x"]
+        self.assertFails(self.judge(both("umad_open", output, rc=1)),
+                         "c: umad_open:x is reported more than once")
+
     # Programs: exit status, Bail out!, plan, the guest's time.
 
     def test_a_program_cut_off_by_the_guests_time_fails(self):
