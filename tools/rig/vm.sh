@@ -260,6 +260,13 @@ fi
 if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
 	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_opensm.sh}
 fi
+# The series kernel runs all of ib_umad_rs as the tree builds it, and of
+# C what races (for KCSAN), what the series' C fixes change (umad_removal,
+# umad_issm, umad_stress) and the management stack for the comparisons:
+# the Debian kernels' suites have every C result of 7.3's code.
+if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+	RIG_C_TESTS=${RIG_C_TESTS-umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm,umad_sysfs,umad_opensm.sh}
+fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_C_TESTS:-}" ] || cmdline+=" rig.c_tests=$RIG_C_TESTS"
 [ -z "${RIG_STRESS_CYCLES:-}" ] || cmdline+=" rig.stress_cycles=$RIG_STRESS_CYCLES"
