@@ -17,7 +17,6 @@
 //! - `wait_queue`: a wait queue that can be polled.
 //! - `ratelimit`: rate limits for messages userspace can provoke.
 //! - `slab`, `list`: a slab cache and its boxes, and a list of them.
-//! - `semaphore`: `struct semaphore`.
 //! - `nospec`: speculation-safe indexing.
 //! - `trace`: the C tracepoints.
 //!
@@ -31,7 +30,6 @@ pub(crate) mod compat;
 pub(crate) mod list;
 pub(crate) mod nospec;
 pub(crate) mod ratelimit;
-pub(crate) mod semaphore;
 pub(crate) mod slab;
 pub(crate) mod trace;
 pub(crate) mod wait_queue;

@@ -20,7 +20,6 @@ use crate::{
         },
         compat::{self, current_comm, this_module, DisplayCStr, LocalFile, MutexGuard, PollTable},
         ratelimit::{RateLimit, Verdict},
-        semaphore::Semaphore,
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName},
@@ -29,9 +28,9 @@ use crate::{
 use core::fmt;
 use kernel::{
     list::{List, ListArc},
-    new_mutex, new_spinlock,
+    new_condvar, new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock},
     uaccess::{UserSliceReader, UserSliceWriter},
 };
 
@@ -74,9 +73,13 @@ pub(crate) struct Port {
     umad: Node,
     #[pin]
     issm: Node,
-    /// Held by the one opener of issmN (the IsSM holder).
+    /// Whether issmN is held: by its one opener (the IsSM holder), from
+    /// the open to the release (ib_umad's `sm_sem`). See [`IssmHold`].
     #[pin]
-    sm_sem: Semaphore,
+    issm_held: Mutex<bool>,
+    /// Signalled when the IsSM holder gives issmN back.
+    #[pin]
+    issm_free: CondVar,
     /// ib_umad's `file_mutex`.
     #[pin]
     pub(crate) state: Mutex<PortState>,
@@ -139,7 +142,8 @@ impl Port {
                 smi,
                 umad <- Node::new(),
                 issm <- Node::new(),
-                sm_sem <- Semaphore::new(),
+                issm_held <- new_mutex!(false),
+                issm_free <- new_condvar!(),
                 state <- new_mutex!(PortState {
                     // SAFETY: `kill`, which `remove` calls for every port,
                     // revokes the handle.
@@ -345,38 +349,68 @@ pub(crate) struct IssmFileOps;
 #[vtable]
 impl FileOps for IssmFileOps {
     type Owner = Port;
-    type Ptr = Arc<Port>;
+    type Ptr = KBox<IssmHold>;
 
-    fn open(port: ArcBorrow<'_, Port>, file: &LocalFile) -> Result<Arc<Port>> {
-        // ib_umad's errors: EAGAIN, or ERESTARTSYS whatever the wait says.
-        if compat::is_nonblocking(file) {
-            if !port.sm_sem.try_down() {
-                return Err(EAGAIN);
-            }
-        } else {
-            port.sm_sem.down_interruptible().map_err(|_| ERESTARTSYS)?;
+    fn open(port: ArcBorrow<'_, Port>, file: &LocalFile) -> Result<KBox<IssmHold>> {
+        let hold = KBox::new(
+            IssmHold::take(port.into(), compat::is_nonblocking(file))?,
+            GFP_KERNEL,
+        )?;
+        // ib_umad would go on with a removed device here; not us. An error
+        // drops the hold, which gives issmN back.
+        {
+            let state = hold.port.state.lock();
+            state.check_open()?;
+            state
+                .device()
+                .ok_or(ENXIO)?
+                .set_is_sm(hold.port.number, true)?;
         }
-        // ib_umad would go on with a removed device here; not us.
-        let set_sm = {
-            let state = port.state.lock();
-            state.check_open().and_then(|()| match state.device() {
-                Some(device) => device.set_is_sm(port.number, true),
-                None => Err(ENXIO),
-            })
-        };
-        if let Err(e) = set_sm {
-            port.sm_sem.up();
-            return Err(e);
-        }
-        Ok(port.into())
+        Ok(hold)
     }
 
-    fn release(port: Arc<Port>, _: &LocalFile) {
-        if let Some(device) = &port.state.lock().device {
+    fn release(hold: KBox<IssmHold>, _: &LocalFile) {
+        if let Some(device) = &hold.port.state.lock().device {
             // Nothing to tell anyone if this fails: the file is gone.
-            let _ = device.set_is_sm(port.number, false);
+            let _ = device.set_is_sm(hold.port.number, false);
         }
-        port.sm_sem.up();
+        // Dropping `hold` gives issmN back.
+    }
+}
+
+/// The hold on a port's issmN, from an open to its release: there is one
+/// at a time, and dropping it gives issmN back, waking those waiting for
+/// it.
+pub(crate) struct IssmHold {
+    port: Arc<Port>,
+}
+
+impl IssmHold {
+    /// Takes issmN: at once if it is free, else `EAGAIN` if `nonblocking`,
+    /// else once its holder gives it back, or `ERESTARTSYS` if a signal
+    /// comes first (ib_umad's errors, whatever the wait says).
+    fn take(port: Arc<Port>, nonblocking: bool) -> Result<Self> {
+        let mut held = port.issm_held.lock();
+        while *held {
+            if nonblocking {
+                return Err(EAGAIN);
+            }
+            if port.issm_free.wait_interruptible(&mut held) {
+                return Err(ERESTARTSYS);
+            }
+        }
+        *held = true;
+        drop(held);
+        Ok(Self { port })
+    }
+}
+
+impl Drop for IssmHold {
+    fn drop(&mut self) {
+        *self.port.issm_held.lock() = false;
+        // Every waiter looks again: a waiter that a signal ends as it is
+        // woken takes a single wake-up with it.
+        self.port.issm_free.notify_all();
     }
 }
 

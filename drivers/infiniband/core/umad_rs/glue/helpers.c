@@ -13,7 +13,6 @@
 #include "helpers/fallback.c"
 #include "helpers/infiniband.c"
 #include "helpers/nospec.c"
-#include "helpers/semaphore.c"
 #include "helpers/slab.c"
 #include "helpers/task.c"
 #include "helpers/uaccess.c"
