@@ -37,6 +37,7 @@ use glue::{
     chrdev::{Devt, Region},
     compat::eopnotsupp,
 };
+use infiniband::NoChardev;
 use port::{Port, UmadContext};
 use rules::{
     numbering::{self, DevnumAllocator, Regions},
@@ -169,12 +170,12 @@ impl infiniband::ClientOps for UmadClient {
     fn chardev<'a>(
         device: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
         number: u32,
-    ) -> Result<infiniband::Chardev<'a>> {
+    ) -> Result<infiniband::Chardev<'a>, NoChardev> {
         if !device.numbers.contains(&number) {
-            return Err(EINVAL);
+            return Err(NoChardev::NoSuchPort);
         }
         let port = device.ports.iter().find(|port| port.number == number);
-        let port = port.ok_or_else(eopnotsupp)?;
+        let port = port.ok_or(NoChardev::NotServed)?;
         // SAFETY: a port is among the device's with its nodes added, and
         // they are removed by this client's `remove` for the device, which
         // does not start while netlink borrows `device`.
@@ -235,14 +236,14 @@ impl infiniband::ClientOps for IssmClient {
     fn chardev<'a>(
         issm: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
         number: u32,
-    ) -> Result<infiniband::Chardev<'a>> {
+    ) -> Result<infiniband::Chardev<'a>, NoChardev> {
         if !issm.numbers.contains(&number) {
-            return Err(EINVAL);
+            return Err(NoChardev::NoSuchPort);
         }
         let port = issm.ports.iter().find(|port| port.number == number);
         let node = port
             .and_then(|port| port.issm_node())
-            .ok_or_else(eopnotsupp)?;
+            .ok_or(NoChardev::NotServed)?;
         // SAFETY: a port the umad client made has its nodes added until
         // that client's `remove` for the device, which runs after this
         // client's `remove`, which does not start while netlink borrows

@@ -15,5 +15,5 @@ mod client;
 mod device;
 pub(crate) mod mad;
 
-pub(crate) use client::{Chardev, Client, ClientOps, Registration};
+pub(crate) use client::{Chardev, Client, ClientOps, NoChardev, Registration};
 pub(crate) use device::{Device, DeviceHandle, DeviceName};

@@ -50,7 +50,31 @@ pub(crate) trait ClientOps: Sized + 'static {
     fn chardev<'a>(
         data: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
         port: u32,
-    ) -> Result<Chardev<'a>>;
+    ) -> Result<Chardev<'a>, NoChardev>;
+}
+
+/// Why a client names no character device for a port. These are the
+/// answers a client may give: the IB core takes `ENOENT` from a client for
+/// its own "no such client", with a warning, so no other error is open to
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoChardev {
+    /// The device has no such port, or the query named none: `EINVAL`.
+    NoSuchPort,
+    /// The port has no node of the client's: `EOPNOTSUPP`.
+    NotServed,
+}
+
+impl NoChardev {
+    /// The answer's errno, negative, as `get_nl_info` returns it.
+    fn to_errno(self) -> c_int {
+        match self {
+            Self::NoSuchPort => EINVAL.to_errno(),
+            // CAST: an errno constant, below 4096, which fits.
+            #[allow(clippy::cast_possible_wrap)]
+            Self::NotServed => -(bindings::EOPNOTSUPP as c_int),
+        }
+    }
 }
 
 /// A character device that serves a client on a port, for netlink: the
@@ -75,7 +99,7 @@ impl<'a> Chardev<'a> {
 ///
 /// ```
 /// use kernel::{
-///     infiniband::{Chardev, Client, ClientOps, Device},
+///     infiniband::{Chardev, Client, ClientOps, Device, NoChardev},
 ///     types::ForeignOwnable,
 /// };
 ///
@@ -99,8 +123,8 @@ impl<'a> Chardev<'a> {
 ///     fn chardev<'a>(
 ///         _data: <Self::DeviceData as ForeignOwnable>::Borrowed<'a>,
 ///         _port: u32,
-///     ) -> Result<Chardev<'a>> {
-///         Err(ENODEV)
+///     ) -> Result<Chardev<'a>, NoChardev> {
+///         Err(NoChardev::NotServed)
 ///     }
 /// }
 ///
@@ -327,20 +351,22 @@ unsafe extern "C" fn get_nl_info_callback<T: ClientOps>(
     // SAFETY: `client_data` came from `into_foreign` and `remove` (which
     // takes it back) cannot run during this call.
     let data = unsafe { T::DeviceData::borrow(client_data) };
-    from_result(|| {
-        // SAFETY: `res` is valid, as the caller promises.
-        let chardev = T::chardev(data, unsafe { (*res).port })?;
-        #[cfg(umad_rs_in_kernel_crate)]
-        let cdev = chardev.device.as_raw();
-        #[cfg(not(umad_rs_in_kernel_crate))]
-        // Outside the crate, which keeps `Device::as_raw` to itself: `Device`
-        // is a transparent `struct device`, as its `from_raw` has it.
-        let cdev = core::ptr::from_ref(chardev.device).cast_mut().cast();
-        // SAFETY: as above.
-        unsafe {
-            (*res).abi = chardev.abi.into();
-            (*res).cdev = cdev;
+    // SAFETY: `res` is valid, as the caller promises.
+    match T::chardev(data, unsafe { (*res).port }) {
+        Err(why) => why.to_errno(),
+        Ok(chardev) => {
+            #[cfg(umad_rs_in_kernel_crate)]
+            let cdev = chardev.device.as_raw();
+            #[cfg(not(umad_rs_in_kernel_crate))]
+            // Outside the crate, which keeps `Device::as_raw` to itself: `Device`
+            // is a transparent `struct device`, as its `from_raw` has it.
+            let cdev = core::ptr::from_ref(chardev.device).cast_mut().cast();
+            // SAFETY: as above.
+            unsafe {
+                (*res).abi = chardev.abi.into();
+                (*res).cdev = cdev;
+            }
+            0
         }
-        Ok(0)
-    })
+    }
 }
