@@ -16,4 +16,4 @@ mod device;
 pub(crate) mod mad;
 
 pub(crate) use client::{Chardev, Client, ClientOps, NoChardev, Registration};
-pub(crate) use device::{Device, DeviceHandle, DeviceName};
+pub(crate) use device::{Device, DeviceHandle, DeviceName, PortCapabilities};

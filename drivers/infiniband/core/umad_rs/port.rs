@@ -22,7 +22,7 @@ use crate::{
         ratelimit::{RateLimit, Verdict},
         trace,
     },
-    infiniband::{self, DeviceHandle, DeviceName},
+    infiniband::{self, DeviceHandle, DeviceName, PortCapabilities},
     rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
 };
 use core::fmt;
@@ -361,10 +361,13 @@ impl FileOps for IssmFileOps {
         {
             let state = hold.port.state.lock();
             state.check_open()?;
-            state
-                .device()
-                .ok_or(ENXIO)?
-                .set_is_sm(hold.port.number, true)?;
+            // The IsSM bit tells the subnet that an SM runs behind the
+            // port, while its holder has issmN open.
+            state.device().ok_or(ENXIO)?.modify_port_capabilities(
+                hold.port.number,
+                PortCapabilities::SM,
+                PortCapabilities::NONE,
+            )?;
         }
         Ok(hold)
     }
@@ -372,7 +375,11 @@ impl FileOps for IssmFileOps {
     fn release(hold: KBox<IssmHold>, _: &LocalFile) {
         if let Some(device) = &hold.port.state.lock().device {
             // Nothing to tell anyone if this fails: the file is gone.
-            let _ = device.set_is_sm(hold.port.number, false);
+            let _ = device.modify_port_capabilities(
+                hold.port.number,
+                PortCapabilities::NONE,
+                PortCapabilities::SM,
+            );
         }
         // Dropping `hold` gives issmN back.
     }

@@ -187,23 +187,32 @@ impl DeviceHandle {
         unsafe { bindings::rdma_dev_access_netns(self.as_raw(), (*nsproxy).net_ns.cast()) }
     }
 
-    /// Sets or clears the `IsSM` capability bit of `port`, which tells the
-    /// subnet that an SM runs behind it.
-    pub(crate) fn set_is_sm(&self, port: u32, is_sm: bool) -> Result {
-        let bit = bindings::ib_port_capability_mask_bits_IB_PORT_SM;
-        let (set, clear) = if is_sm { (bit, 0) } else { (0, bit) };
-        self.modify_port_capabilities(port, set, clear)
-    }
-
-    /// Sets and clears bits of a port's capability mask (`ib_modify_port`).
-    fn modify_port_capabilities(&self, port: u32, set: u32, clear: u32) -> Result {
+    /// Sets and clears bits of `port`'s capability mask (`ib_modify_port`),
+    /// which the port tells the subnet.
+    pub(crate) fn modify_port_capabilities(
+        &self,
+        port: u32,
+        set: PortCapabilities,
+        clear: PortCapabilities,
+    ) -> Result {
         let mut modify = bindings::ib_port_modify {
-            set_port_cap_mask: set,
-            clr_port_cap_mask: clear,
+            set_port_cap_mask: set.0,
+            clr_port_cap_mask: clear.0,
             init_type: 0,
         };
         // SAFETY: the device is valid by the type invariants; `modify`
         // lives across the call.
         to_result(unsafe { bindings::ib_modify_port(self.as_raw(), port, 0, &mut modify) })
     }
+}
+
+/// Bits of a port's capability mask (`enum ib_port_capability_mask_bits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PortCapabilities(u32);
+
+impl PortCapabilities {
+    /// No bit.
+    pub(crate) const NONE: Self = Self(0);
+    /// `IB_PORT_SM`: a subnet manager runs behind the port.
+    pub(crate) const SM: Self = Self(bindings::ib_port_capability_mask_bits_IB_PORT_SM);
 }
