@@ -161,6 +161,14 @@ git_work diff --shortstat "$(git -C "$base" rev-parse HEAD)" series |
 [ -n "$check" ] || exit 0
 
 # Each patch in turn on the pristine tree: git am, then checkpatch.
+# checkpatch's answer depends only on the patch and the tree it applies
+# to (the base and the patches before it), so it is kept under a key of
+# that chain: a run checks again from the first patch that changed.
+verdicts=$RIG_CACHE/upstream/checkpatch
+mkdir -p "$verdicts"
+chain=$(cat "$base/scripts/checkpatch.pl" "$base/scripts/spelling.txt" <(git -C "$base" rev-parse HEAD) |
+	sha256sum | cut -c1-16)
+cached=0
 git_work checkout -q -f -B check "$(git -C "$base" rev-parse HEAD)"
 for patch in "$out"/*.patch; do
 	name=$(basename "$patch" .patch)
@@ -168,14 +176,24 @@ for patch in "$out"/*.patch; do
 	if ! git_work am -q "$patch" > /dev/null 2>&1; then
 		git_work am --abort > /dev/null 2>&1 || true
 		check_result "series:$name" "git am failed"
+		chain=failed
 		continue
 	fi
+	chain=$(cat <(echo "$chain") "$patch" | sha256sum | cut -c1-16)
+	if [ -e "$verdicts/$chain.clean" ]; then
+		touch "$verdicts/$chain.clean"
+		cached=$((cached + 1))
 	# Debian's python3 first: spdxcheck.py needs its ply.
-	if ! report=$(cd "$work" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
+	elif report=$(cd "$work" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
 		--show-types "$patch" 2>&1); then
+		: > "$verdicts/$chain.clean"
+	else
 		why="checkpatch: $(grep -cE '^(ERROR|WARNING|CHECK):' <<<"$report") reports"
 		printf '%s\n' "$report" > "$out/../$name.checkpatch"
 	fi
 	check_result "series:$name" "$why"
 done
+[ "$cached" -eq 0 ] || log "checkpatch: $cached patches unchanged, with the tree before them, since a clean check"
+# Verdicts of chains older than a week are of series long gone.
+find "$verdicts" -name '*.clean' -mtime +7 -delete
 check_summary
