@@ -133,6 +133,8 @@ impl Port {
         number: u32,
         smi: bool,
     ) -> Result<Arc<Port>> {
+        // Held until `kill`, which `remove` calls for every port.
+        let handle = device.handle().ok_or(ENODEV)?;
         let devnum = context.devnums.lock().alloc(MAX_PORTS - 1).ok_or(ENOSPC)?;
         let port = Arc::pin_init(
             pin_init!(Port {
@@ -145,9 +147,7 @@ impl Port {
                 issm_held <- new_mutex!(false),
                 issm_free <- new_condvar!(),
                 state <- new_mutex!(PortState {
-                    // SAFETY: `kill`, which `remove` calls for every port,
-                    // revokes the handle.
-                    device: Some(unsafe { device.handle() }),
+                    device: Some(handle),
                     files: List::new(),
                 }),
                 device_name <- new_spinlock!(device.name()),

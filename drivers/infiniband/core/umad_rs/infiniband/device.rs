@@ -56,16 +56,15 @@ impl Device {
         DeviceName::new(name.map(|c| c.to_ne_bytes()[0]))
     }
 
-    /// A handle on the device that outlives this callback.
-    ///
-    /// # Safety
-    ///
-    /// The caller stops using the handle (revokes it) before the client's
-    /// `remove` for this device returns.
-    pub(crate) unsafe fn handle(&self) -> DeviceHandle {
-        // INVARIANT: the caller revokes the handle in time.
-        // SAFETY: `self` is a valid device, so the pointer is not null.
-        DeviceHandle(unsafe { NonNull::new_unchecked(self.as_raw()) })
+    /// A counted reference to the device, which outlives this callback
+    /// (`ib_device_try_get`); `None` once its unregistration has begun.
+    pub(crate) fn handle(&self) -> Option<DeviceHandle> {
+        // SAFETY: the device is valid by the type invariants.
+        if !unsafe { bindings::ib_device_try_get(self.as_raw()) } {
+            return None;
+        }
+        // INVARIANT: the reference just taken.
+        Some(DeviceHandle(NonNull::from(&self.0).cast()))
     }
 
     /// The device's index, fixed for its life (what tracepoints name it by).
@@ -151,16 +150,26 @@ impl DeviceName {
     }
 }
 
-/// An IB device as a client holds it between `add` and `remove`.
+/// A counted reference to an IB device, which keeps it registered: the IB
+/// core's unregistration waits, once every client's `remove` has run, for
+/// the last reference to go. A client drops its handles in `remove`.
 ///
 /// # Invariants
 ///
-/// The device is valid until the `remove` callback of the client that
-/// made the handle returns; the client drops or stops using the handle
-/// before then.
+/// The handle owns a reference to the device's registration count, taken
+/// by `ib_device_try_get` and given back on drop by `ib_device_put`.
 pub(crate) struct DeviceHandle(NonNull<bindings::ib_device>);
 
-// SAFETY: the IB core's device functions may be called from any thread.
+impl Drop for DeviceHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle owns a reference (type invariants), which
+        // keeps the device valid until this gives it back.
+        unsafe { bindings::ib_device_put(self.as_raw()) };
+    }
+}
+
+// SAFETY: the IB core's device functions, `ib_device_put` among them, may
+// be called from any thread.
 unsafe impl Send for DeviceHandle {}
 // SAFETY: as above; the handle itself is immutable.
 unsafe impl Sync for DeviceHandle {}
