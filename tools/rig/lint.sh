@@ -8,6 +8,7 @@
 #    crate and lints), and on the host crate, warnings as errors;
 #  - a Retired agent dropped without the port's guard fails the build, and
 #    so does an agent looked up by a user's id that skipped SlotId;
+#  - every mutant of mutants.sh still applies;
 #  - the selftests (64- and 32-bit) and samples with warnings as errors.
 #   lint.sh <kernel build dir> [other kernel trees to build clippy against]
 set -euo pipefail
@@ -54,6 +55,12 @@ must_not_build "dropping retired agents without the port's lock" \
 	"retired agents must be unregistered with the port's lock held"
 must_not_build "looking an agent up by a user's id without the hardening" \
 	'state.agents.get(id)' 'state.agents.get(hdr.id)' 'expected `SlotId`, found `u32`'
+
+log "every mutant (mutants.sh, run by hand) still applies to the tree"
+for mutant in "$RIG_DIR"/mutants/*.patch; do
+	(cd "$REPO_DIR" && git apply --check "$mutant") ||
+		die "$(basename "$mutant") no longer applies: make it again against the tree"
+done
 
 log "selftests (64- and 32-bit) and samples, warnings as errors"
 out=$(mktemp -d)
