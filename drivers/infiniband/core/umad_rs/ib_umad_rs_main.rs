@@ -40,7 +40,7 @@ use glue::{
 use infiniband::NoChardev;
 use port::{Port, UmadContext};
 use rules::{
-    numbering::{self, DevnumAllocator, Regions},
+    numbering::{DevNumber, DevnumAllocator, Regions},
     uapi,
 };
 
@@ -73,7 +73,7 @@ impl kernel::Module for UmadModule {
         // is open then (each holds the module), and packets live in files.
         let packets = unsafe { packet::create_cache() }?;
         let fixed = Region::claim(
-            Devt::from_raw(Regions::FIXED.0),
+            Devt::from(Regions::FIXED),
             Regions::FIXED_COUNT,
             REGION_NAME,
         )
@@ -87,7 +87,7 @@ impl kernel::Module for UmadModule {
             UmadContext {
                 class,
                 regions: Regions {
-                    dynamic: numbering::Devt(dynamic.first().as_raw()),
+                    dynamic: DevNumber::new(dynamic.first().major(), dynamic.first().minor()),
                 },
                 devnums: KBox::pin_init(kernel::new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
             },

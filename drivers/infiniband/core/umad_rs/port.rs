@@ -23,7 +23,7 @@ use crate::{
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName, PortCapabilities},
-    rules::numbering::{DevnumAllocator, Regions, MAX_PORTS},
+    rules::numbering::{DevNumber, DevnumAllocator, Regions, MAX_PORTS},
 };
 use core::fmt;
 use kernel::{
@@ -49,6 +49,12 @@ macro_rules! notice {
     }};
 }
 pub(crate) use notice;
+
+impl From<DevNumber> for Devt {
+    fn from(number: DevNumber) -> Self {
+        Devt::new(number.major, number.minor)
+    }
+}
 
 /// What the umad client shares between devices.
 pub(crate) struct UmadContext {
@@ -172,7 +178,7 @@ impl Port {
             NodeInfo {
                 class,
                 parent,
-                devt: Devt::from_raw(context.regions.umad(devnum).0),
+                devt: context.regions.umad(devnum).into(),
                 name: format_args!("umad{devnum}"),
             },
         );
@@ -184,7 +190,7 @@ impl Port {
                 NodeInfo {
                     class,
                     parent,
-                    devt: Devt::from_raw(context.regions.issm(devnum).0),
+                    devt: context.regions.issm(devnum).into(),
                     name: format_args!("issm{devnum}"),
                 },
             );

@@ -56,19 +56,28 @@ use kernel::{
     types::Opaque,
 };
 
-/// A device number, `dev_t`: a major and a minor.
+/// A device number, `dev_t`: a major and a minor, as the kernel encodes
+/// them (`MKDEV`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Devt(u32);
+pub(crate) struct Devt(bindings::dev_t);
 
 impl Devt {
-    /// The number whose `dev_t` is `raw`.
-    pub(crate) const fn from_raw(raw: u32) -> Self {
-        Self(raw)
+    /// The number of `minor` under `major` (`MKDEV`).
+    pub(crate) fn new(major: u32, minor: u32) -> Self {
+        // SAFETY: a macro's arithmetic, out of line.
+        Self(unsafe { bindings::MKDEV(major, minor) })
     }
 
-    /// The number as a `dev_t`.
-    pub(crate) const fn as_raw(self) -> u32 {
-        self.0
+    /// The major (`MAJOR`).
+    pub(crate) fn major(self) -> u32 {
+        // SAFETY: as above.
+        unsafe { bindings::MAJOR(self.0) }
+    }
+
+    /// The minor (`MINOR`).
+    pub(crate) fn minor(self) -> u32 {
+        // SAFETY: as above.
+        unsafe { bindings::MINOR(self.0) }
     }
 }
 
@@ -111,7 +120,7 @@ impl Region {
         })?;
         // INVARIANT: claimed just now.
         Ok(Self {
-            first: Devt::from_raw(first),
+            first: Devt(first),
             count,
         })
     }

@@ -12,6 +12,7 @@
 
 #include "helpers/fallback.c"
 #include "helpers/infiniband.c"
+#include "helpers/kdev_t.c"
 #include "helpers/nospec.c"
 #include "helpers/slab.c"
 #include "helpers/task.c"

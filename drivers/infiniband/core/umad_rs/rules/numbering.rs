@@ -14,19 +14,22 @@ pub(crate) const MAX_PORTS: u32 = 8192;
 /// Minors in the dynamic region for each of umad and issm.
 pub(crate) const DYNAMIC_MINORS: u32 = MAX_PORTS - FIXED_MINORS;
 
-/// A `dev_t`: `MKDEV(major, minor)` of `include/linux/kdev_t.h`.
+/// A device number: its major and its minor. The glue makes the kernel's
+/// `dev_t` of it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) struct Devt(pub(crate) u32);
+pub(crate) struct DevNumber {
+    pub(crate) major: u32,
+    pub(crate) minor: u32,
+}
 
-impl Devt {
-    const MINOR_BITS: u32 = 20;
-
+impl DevNumber {
     pub(crate) const fn new(major: u32, minor: u32) -> Self {
-        Self((major << Self::MINOR_BITS) | minor)
+        Self { major, minor }
     }
 
+    /// The number `by` minors on, under the same major.
     const fn offset(self, by: u32) -> Self {
-        Self(self.0 + by)
+        Self::new(self.major, self.minor + by)
     }
 }
 
@@ -35,19 +38,19 @@ impl Devt {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Regions {
     /// First of the `DYNAMIC_MINORS * 2` dynamic numbers.
-    pub(crate) dynamic: Devt,
+    pub(crate) dynamic: DevNumber,
 }
 
 impl Regions {
     /// The fixed region: umad at 231:0-63, issm at 231:64-127.
-    pub(crate) const FIXED: Devt = Devt::new(UMAD_MAJOR, 0);
+    pub(crate) const FIXED: DevNumber = DevNumber::new(UMAD_MAJOR, 0);
     /// How many numbers the fixed region spans.
     pub(crate) const FIXED_COUNT: u32 = FIXED_MINORS * 2;
     /// How many numbers the dynamic region spans.
     pub(crate) const DYNAMIC_COUNT: u32 = DYNAMIC_MINORS * 2;
 
     /// umadN's number.
-    pub(crate) fn umad(&self, devnum: u32) -> Devt {
+    pub(crate) fn umad(&self, devnum: u32) -> DevNumber {
         if devnum < FIXED_MINORS {
             Self::FIXED.offset(devnum)
         } else {
@@ -56,7 +59,7 @@ impl Regions {
     }
 
     /// issmN's number.
-    pub(crate) fn issm(&self, devnum: u32) -> Devt {
+    pub(crate) fn issm(&self, devnum: u32) -> DevNumber {
         if devnum < FIXED_MINORS {
             Self::FIXED.offset(FIXED_MINORS + devnum)
         } else {
@@ -112,31 +115,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mkdev_is_the_kernels() {
-        assert_eq!(Devt::new(231, 64).0, (231 << 20) | 64);
-        assert_eq!(Devt::new(240, 8128).0, (240 << 20) | 8128);
-    }
-
-    #[test]
     fn fixed_region_numbers() {
         let r = Regions {
-            dynamic: Devt::new(240, 0),
+            dynamic: DevNumber::new(240, 0),
         };
-        assert_eq!(r.umad(0), Devt::new(231, 0));
-        assert_eq!(r.umad(63), Devt::new(231, 63));
-        assert_eq!(r.issm(0), Devt::new(231, 64));
-        assert_eq!(r.issm(63), Devt::new(231, 127));
+        assert_eq!(r.umad(0), DevNumber::new(231, 0));
+        assert_eq!(r.umad(63), DevNumber::new(231, 63));
+        assert_eq!(r.issm(0), DevNumber::new(231, 64));
+        assert_eq!(r.issm(63), DevNumber::new(231, 127));
     }
 
     #[test]
     fn dynamic_region_numbers() {
         let r = Regions {
-            dynamic: Devt::new(240, 0),
+            dynamic: DevNumber::new(240, 0),
         };
-        assert_eq!(r.umad(64), Devt::new(240, 0));
-        assert_eq!(r.umad(70), Devt::new(240, 6));
-        assert_eq!(r.issm(64), Devt::new(240, 8128));
-        assert_eq!(r.issm(MAX_PORTS - 1), Devt::new(240, 2 * 8128 - 1));
+        assert_eq!(r.umad(64), DevNumber::new(240, 0));
+        assert_eq!(r.umad(70), DevNumber::new(240, 6));
+        assert_eq!(r.issm(64), DevNumber::new(240, 8128));
+        assert_eq!(r.issm(MAX_PORTS - 1), DevNumber::new(240, 2 * 8128 - 1));
         assert_eq!(Regions::DYNAMIC_COUNT, 2 * 8128);
     }
 
