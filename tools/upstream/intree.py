@@ -25,7 +25,7 @@ edited:
         Kbuild probes find this tree; a kept `let x = ...;` that a block then
         returns as `x` folded into that expression), its bindings are the crate's, as are
         its paths to itself and to the modules the table lists before it
-        (crate::glue::slab, $crate:: in macros), what it made pub(crate) is
+        (crate::glue::chrdev, $crate:: in macros), what it made pub(crate) is
         pub, its macros are #[macro_export]ed (their pub use stays), its
         code's kernel:: paths are crate:: (its doc tests keep kernel::,
         being outside the crate; its macros may have none), and its

@@ -23,7 +23,7 @@ use crate::{
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
     },
-    packet::{Packet, PacketBox, PacketList},
+    packet::{Packet, PacketArc, PacketList},
     port::{Port, PortGuard},
     rules::{
         mad::{MadStart, SendLayout, RMPP_HDR_END},
@@ -390,10 +390,10 @@ impl UmadFile {
         Ok(count)
     }
 
-    /// Queues a packet for one of the file's agents, if it is still the
-    /// file's: `packet` makes it, given the agent's id; `limit` drops
-    /// received MADs beyond [`MAX_QUEUED`].
-    fn enqueue(&self, agent: AgentId, packet: impl FnOnce(u32) -> PacketBox, limit: bool) {
+    /// Queues a packet for one of the file's agents, under the file's id
+    /// of the agent, if it is still the file's; `limit` drops received
+    /// MADs beyond [`MAX_QUEUED`].
+    fn enqueue(&self, agent: AgentId, packet: PacketArc, limit: bool) {
         let mut state = self.state.lock();
         if self.is_dead() || (limit && self.queued.load(Ordering::Relaxed) > MAX_QUEUED) {
             return;
@@ -401,7 +401,8 @@ impl UmadFile {
         let Some(id) = state.agents.position(|a| a.id() == agent) else {
             return;
         };
-        state.received.push_back(packet(id));
+        packet.set_id(id);
+        state.received.push_back(packet);
         self.queued.fetch_add(1, Ordering::Relaxed);
         self.wait.wake_up();
     }
@@ -434,21 +435,20 @@ impl MadHandler for UmadFile {
         let Ok(length) = u32::try_from(self.layout().size() + mad.mad_len()) else {
             return;
         };
-        // Dropping the packet on the way out frees the MAD.
-        let Ok(mut packet) = Packet::new_received(mad) else {
-            return;
-        };
-        let hdr = &mut packet.hdr;
-        hdr.length = length;
-        hdr.qpn = Be32::new(completion.src_qp());
         // The LID is 16 bits on InfiniBand (OPA's upper bits are dropped).
         // CAST: truncation intended.
         #[allow(clippy::cast_possible_truncation)]
         let lid = completion.slid() as u16;
-        hdr.lid = Be16::new(lid);
-        hdr.sl = completion.sl();
-        hdr.path_bits = completion.dlid_path_bits();
-        hdr.pkey_index = completion.pkey_index();
+        // Dropping the MAD (or the packet) on the way out frees it.
+        let mut hdr = UserMadHdr {
+            length,
+            qpn: Be32::new(completion.src_qp()),
+            lid: Be16::new(lid),
+            sl: completion.sl(),
+            path_bits: completion.dlid_path_bits(),
+            pkey_index: completion.pkey_index(),
+            ..UserMadHdr::default()
+        };
         if completion.has_grh() {
             let Ok(route) = completion.route_back() else {
                 return;
@@ -460,31 +460,20 @@ impl MadHandler for UmadFile {
             hdr.gid = route.dgid;
             hdr.flow_label = Be32::new(route.flow_label);
         }
-        self.enqueue(
-            agent,
-            move |id| {
-                packet.hdr.id = id;
-                packet
-            },
-            true,
-        );
+        let Ok(packet) = Packet::new_received(hdr, mad) else {
+            return;
+        };
+        self.enqueue(agent, packet, true);
     }
 
     fn send_done(&self, agent: AgentId, outstanding: Outstanding, timed_out: bool) {
         // SAFETY: the file's agents post only sends that `write` put in
         // the file's table, and each completes once.
-        let mut packet = unsafe { self.sends.lock().take(outstanding) };
-        if timed_out {
+        let packet = unsafe { self.sends.lock().take(outstanding) };
+        if let (true, Some(packet)) = (timed_out, packet) {
             // Reported if the agent is still the file's, under the id of
             // its slot; never dropped for the queue's length.
-            self.enqueue(
-                agent,
-                move |id| {
-                    packet.hdr.id = id;
-                    packet
-                },
-                false,
-            );
+            self.enqueue(agent, packet, false);
         }
     }
 }

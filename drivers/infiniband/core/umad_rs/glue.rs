@@ -16,7 +16,6 @@
 //!   devices' read-only attributes (`chrdev::attributes`).
 //! - `wait_queue`: a wait queue that can be polled.
 //! - `ratelimit`: rate limits for messages userspace can provoke.
-//! - `slab`, `list`: a slab cache and its boxes, and a list of them.
 //! - `nospec`: speculation-safe indexing.
 //! - `trace`: the C tracepoints.
 //!
@@ -27,9 +26,7 @@
 pub(crate) mod bindings;
 pub(crate) mod chrdev;
 pub(crate) mod compat;
-pub(crate) mod list;
 pub(crate) mod nospec;
 pub(crate) mod ratelimit;
-pub(crate) mod slab;
 pub(crate) mod trace;
 pub(crate) mod wait_queue;

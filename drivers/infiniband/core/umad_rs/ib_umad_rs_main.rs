@@ -60,8 +60,6 @@ struct UmadModule {
     _umad: infiniband::Registration<UmadClient>,
     _dynamic: Region,
     _fixed: Region,
-    /// Last to go: no file, hence no packet, outlives the clients.
-    _packets: glue::slab::CacheGuard<packet::Packet>,
 }
 
 const REGION_NAME: &CStr = c_str!("infiniband_mad");
@@ -69,9 +67,6 @@ const REGION_NAME: &CStr = c_str!("infiniband_mad");
 impl kernel::Module for UmadModule {
     /// As ib_umad: the fixed region, the dynamic one, the class, the clients.
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: the module drops the guard last, when it unloads: no file
-        // is open then (each holds the module), and packets live in files.
-        let packets = unsafe { packet::create_cache() }?;
         let fixed = Region::claim(
             Devt::from(Regions::FIXED),
             Regions::FIXED_COUNT,
@@ -99,7 +94,6 @@ impl kernel::Module for UmadModule {
             _umad: umad,
             _dynamic: dynamic,
             _fixed: fixed,
-            _packets: packets,
         })
     }
 }

@@ -8,9 +8,7 @@
 
 use crate::{
     glue::{
-        compat::{warn_on_once, ETIMEDOUT},
-        list::{impl_linked, BoxList, Links},
-        slab::{CacheGuard, SlabBox, SlabCache, UserCopy},
+        compat::{self, warn_on_once, ETIMEDOUT},
         trace::Event,
     },
     infiniband::mad::ReceivedMad,
@@ -19,51 +17,43 @@ use crate::{
         uapi::{HdrLayout, UserMadHdr},
     },
 };
-use core::mem::{offset_of, size_of};
-use kernel::{c_str, prelude::*, uaccess::UserSliceWriter};
-
-/// Where packets come from. `read` copies a packet's header straight to
-/// user memory; nothing else of it.
-static PACKETS: SlabCache<Packet> = SlabCache::new(
-    c_str!("ib_umad_rs_packet"),
-    UserCopy {
-        offset: offset_of!(Packet, hdr),
-        size: size_of::<UserMadHdr>(),
-    },
-);
-
-/// Makes the packets' slab cache, which lives while the guard does.
-///
-/// # Safety
-///
-/// The guard is dropped only once every packet is freed and no packet is
-/// being made (the module's exit, after both IB clients are gone).
-pub(crate) unsafe fn create_cache() -> Result<CacheGuard<Packet>> {
-    // SAFETY: the caller promised.
-    unsafe { PACKETS.create() }
-}
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    list::{impl_list_arc_safe, List, ListArc, ListLinks},
+    prelude::*,
+    uaccess::UserSliceWriter,
+};
 
 /// One entry of a file's receive queue, or of its send table.
+#[pin_data]
 pub(crate) struct Packet {
-    /// Its place in the one [`PacketList`] that owns it, if any.
-    links: Links<Packet>,
-    /// The umad header `read` returns.
+    /// Its place in the one [`PacketList`] that holds it, if any.
+    #[pin]
+    links: ListLinks,
+    /// The umad header `read` returns, but for its agent id.
     pub(crate) hdr: UserMadHdr,
+    /// The agent id `read` returns: the file's id of the agent the packet
+    /// is queued for, set as it is queued.
+    id: AtomicU32,
     pub(crate) body: Body,
 }
 
-impl_linked!(Packet { links });
+// A packet's one `ListArc` is the list's that holds it, or its maker's.
+impl_list_arc_safe! {
+    impl ListArcSafe<0> for Packet { untracked; }
+}
+compat::impl_list_item!(Packet { links });
 
-/// A list of packets that owns them, linked through the packets (no
-/// allocation): a file's receive queue, a bucket of its send table.
-pub(crate) type PacketList = BoxList<Packet>;
+/// A list of packets, linked through the packets (no allocation): a
+/// file's receive queue, a bucket of its send table.
+pub(crate) type PacketList = List<Packet>;
 
-/// A packet the caller owns: in no list.
-pub(crate) type PacketBox = SlabBox<Packet>;
+/// A packet the caller holds: in no list.
+pub(crate) type PacketArc = ListArc<Packet>;
 
-// A queued MAD costs less memory than ib_umad's (its 104-byte packet takes
-// a 128-byte kmalloc object): an object of the packets' own cache, of
-// 120 bytes (the links keep the packet's cache, 8 of them).
+// A queued MAD costs no more memory than ib_umad's (its 104-byte packet
+// takes a 128-byte kmalloc object): with the reference count, 8 bytes, a
+// packet takes a 128-byte object too.
 const _: () = assert!(core::mem::size_of::<Packet>() <= 120);
 
 pub(crate) enum Body {
@@ -75,24 +65,42 @@ pub(crate) enum Body {
 }
 
 impl Packet {
-    /// A packet of a received MAD with an all-zero header, which the
-    /// caller fills in before queueing the packet.
-    pub(crate) fn new_received(mad: ReceivedMad) -> Result<PacketBox> {
-        PACKETS.alloc(Self {
-            links: Links::new(),
-            hdr: UserMadHdr::default(),
-            body: Body::Received(mad),
-        })
+    /// The packet of a received MAD, with the header `read` returns (its
+    /// agent id set when the packet is queued).
+    pub(crate) fn new_received(hdr: UserMadHdr, mad: ReceivedMad) -> Result<PacketArc> {
+        Self::new(hdr, Body::Received(mad))
     }
 
     /// The packet of a MAD a file sends: the umad header it was written
     /// with, and its common header as sent.
-    pub(crate) fn new_sent(hdr: &UserMadHdr, mad: MadHdr) -> Result<PacketBox> {
-        PACKETS.alloc(Self {
-            links: Links::new(),
-            hdr: *hdr,
-            body: Body::Sent(mad),
-        })
+    pub(crate) fn new_sent(hdr: &UserMadHdr, mad: MadHdr) -> Result<PacketArc> {
+        Self::new(*hdr, Body::Sent(mad))
+    }
+
+    fn new(hdr: UserMadHdr, body: Body) -> Result<PacketArc> {
+        ListArc::pin_init(
+            try_pin_init!(Self {
+                links <- ListLinks::new(),
+                hdr,
+                id: AtomicU32::new(hdr.id),
+                body,
+            }? Error),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Sets the agent id `read` returns: the file's id of the agent the
+    /// packet is queued for. Under the file's lock, which `read` takes.
+    pub(crate) fn set_id(&self, id: u32) {
+        self.id.store(id, Ordering::Relaxed);
+    }
+
+    /// The umad header `read` returns.
+    fn user_hdr(&self) -> UserMadHdr {
+        UserMadHdr {
+            id: self.id.load(Ordering::Relaxed),
+            ..self.hdr
+        }
     }
 
     /// A sent packet's MAD header.
@@ -123,7 +131,8 @@ impl Packet {
                 let first = segments.next().ok_or(EINVAL)?;
                 let plan = RecvLayout::new(count, hdr_size, mad.mad_len(), mad.segment_size())
                     .ok_or(EINVAL)?;
-                write_hdr(&mut out, &self.hdr, layout)?;
+                let hdr = self.user_hdr();
+                write_hdr(&mut out, &hdr, layout)?;
                 out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {
                     return Err(ENOSPC);
@@ -144,7 +153,7 @@ impl Packet {
                         last = segment;
                     }
                 }
-                trace(Event::ReadRecv, &self.hdr, last);
+                trace(Event::ReadRecv, &hdr, last);
                 Ok(hdr_size + mad.mad_len())
             }
             Body::Sent(MadHdr(mad)) => {
@@ -153,13 +162,10 @@ impl Packet {
                 }
                 let report = UserMadHdr {
                     status: ETIMEDOUT,
-                    ..self.hdr
+                    ..self.user_hdr()
                 };
                 write_hdr(&mut out, &report, layout)?;
-                // Through the stack: only the header may leave the slab
-                // object directly (`PACKETS`).
-                let sent = *mad;
-                out.write_slice(&sent)?;
+                out.write_slice(mad)?;
                 trace(Event::ReadSend, &report, mad);
                 Ok(hdr_size + mad.len())
             }

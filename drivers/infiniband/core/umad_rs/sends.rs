@@ -15,7 +15,7 @@
 
 use crate::{
     infiniband::mad::SendContext,
-    packet::{Packet, PacketBox, PacketList},
+    packet::{Packet, PacketArc, PacketList},
     rules::mad::{tid_bucket, SendKind},
 };
 use core::ptr::NonNull;
@@ -45,7 +45,7 @@ pub(crate) struct SendTable {
 }
 
 /// The send a posted MAD carries as its context: which packet of the send
-/// table it is. Only an address: the table owns the packet.
+/// table it is. Only an address: the table holds the packet.
 pub(crate) struct Outstanding(NonNull<Packet>);
 
 // SAFETY: an address, dereferenced only by `SendTable::take` of the table
@@ -144,9 +144,9 @@ impl SendTable {
     /// an outstanding send with its TID and class clashes with it.
     pub(crate) fn insert(
         &mut self,
-        packet: PacketBox,
+        packet: PacketArc,
         check: bool,
-    ) -> Result<Outstanding, PacketBox> {
+    ) -> Result<Outstanding, PacketArc> {
         let bucket = self.bucket(&packet);
         if check {
             if let Some(mad) = packet.sent() {
@@ -164,7 +164,8 @@ impl SendTable {
                 }
             }
         }
-        let outstanding = Outstanding(bucket.push_back(packet));
+        let outstanding = Outstanding(NonNull::from(&*packet));
+        bucket.push_back(packet);
         self.count += 1;
         Ok(outstanding)
     }
@@ -176,14 +177,16 @@ impl SendTable {
     ///
     /// `outstanding` came from this table's `insert`, and was not taken
     /// before.
-    pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> PacketBox {
+    pub(crate) unsafe fn take(&mut self, outstanding: Outstanding) -> Option<PacketArc> {
         // SAFETY: the packet is in the table (the caller promised), which
-        // owns it, so it is alive.
-        let bucket = self.bucket(unsafe { outstanding.0.as_ref() });
+        // holds it, so it is alive.
+        let packet = unsafe { outstanding.0.as_ref() };
+        let bucket = self.bucket(packet);
         // SAFETY: `insert` (or `grow`) put it in the bucket of its TID,
-        // which does not change: it is in `bucket`.
-        let packet = unsafe { bucket.remove(outstanding.0) };
-        self.count -= 1;
+        // which does not change, and in no other list: a packet is in one
+        // list at a time, and this table's lists are its buckets.
+        let packet = unsafe { bucket.remove(packet) };
+        self.count -= usize::from(packet.is_some());
         packet
     }
 }

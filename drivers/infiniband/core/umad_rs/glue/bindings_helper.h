@@ -12,7 +12,6 @@
 #include <linux/nospec.h>
 #include <linux/poll.h>
 #include <linux/ratelimit.h>
-#include <linux/slab.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_mad.h>
 #include <rdma/ib_verbs.h>

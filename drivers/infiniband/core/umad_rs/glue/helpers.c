@@ -14,6 +14,5 @@
 #include "helpers/infiniband.c"
 #include "helpers/kdev_t.c"
 #include "helpers/nospec.c"
-#include "helpers/slab.c"
 #include "helpers/task.c"
 #include "helpers/uaccess.c"
