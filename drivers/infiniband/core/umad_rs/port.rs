@@ -56,6 +56,20 @@ impl From<DevNumber> for Devt {
     }
 }
 
+/// A process's name as C's `%s` prints it: its bytes as they are. A name
+/// is whatever bytes its process set; those that are not UTF-8, which a
+/// Rust message cannot carry, are shown escaped.
+struct ProcessName<'a>(&'a CStr);
+
+impl fmt::Display for ProcessName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.to_str() {
+            Ok(name) => f.write_str(name),
+            Err(_) => fmt::Display::fmt(&DisplayCStr(self.0), f),
+        }
+    }
+}
+
 /// What the umad client shares between devices.
 pub(crate) struct UmadContext {
     pub(crate) class: ClassRegistration<Port>,
@@ -280,7 +294,7 @@ impl Port {
             }
             self.umad.warn(format_args!(
                 "process {} did not enable P_Key index support.\n",
-                DisplayCStr(current_comm().as_c_str())
+                ProcessName(current_comm().as_c_str())
             ));
             self.umad.warn(format_args!(
                 "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"

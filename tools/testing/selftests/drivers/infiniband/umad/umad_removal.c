@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
@@ -389,8 +390,11 @@ static int kmsg_from_now(void)
 	return fd;
 }
 
-/* Records from fd on that contain text. */
-static int kmsg_count(int fd, const char *text)
+/*
+ * Records from fd on: returns how many contain text, and adds to *also
+ * how many contain also_text (if also is not NULL).
+ */
+static int kmsg_count(int fd, const char *text, const char *also_text, int *also)
 {
 	char rec[2048];
 	int n = 0;
@@ -404,6 +408,8 @@ static int kmsg_count(int fd, const char *text)
 			break;
 		rec[len] = 0;
 		n += !!strstr(rec, text);
+		if (also)
+			*also += !!strstr(rec, also_text);
 	}
 	return n;
 }
@@ -501,7 +507,7 @@ static bool flood_tells(const struct log_flood *f)
 static bool flood_more(struct log_flood *f)
 {
 	long long now = jiffies_ns_since(&f->start);
-	int n = f->provoked ? kmsg_count(f->kmsg, f->text) : 0;
+	int n = f->provoked ? kmsg_count(f->kmsg, f->text, NULL, NULL) : 0;
 
 	if (n) {
 		if (!f->lines)
@@ -604,6 +610,43 @@ TEST(the_old_abi_warning_a_program_provokes_is_rate_limited)
 		ASSERT_EQ(0, close(fd));
 	}
 	flood_judge(_metadata, &f, "warnings", "files");
+}
+
+/*
+ * The old ABI's warning names the process by the bytes of its name, as
+ * C's "%s" prints them (/dev/kmsg shows those past ASCII as \xNN): not an
+ * escaped rendering of them. A warning may fall in a window whose burst
+ * the flood above spent: files are opened until one is printed, for up to
+ * four windows.
+ */
+TEST(the_old_abi_warning_names_the_process_by_its_bytes)
+{
+	struct ib_user_mad_reg_req req = {
+		.qpn = 1, .mgmt_class = VENDOR1_CLASS, .mgmt_class_version = 1,
+	};
+	const char *line = "process caf\\xc3\\xa9 did not enable P_Key index support";
+	struct timespec start;
+	char path[128];
+	int kmsg, named = 0, warned = 0;
+
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "caf\xc3\xa9"));
+	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	kmsg = kmsg_from_now();
+	ASSERT_LE(0, kmsg);
+	jiffies_clock(&start);
+	while (!warned && jiffies_waited_ms(&start) < 4 * RATELIMIT_INTERVAL_NS / 1000000) {
+		int fd = open(path, O_RDWR);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &req));
+		ASSERT_EQ(0, close(fd));
+		named += kmsg_count(kmsg, line, "did not enable P_Key index support", &warned);
+		if (!warned)
+			usleep(100 * 1000);
+	}
+	close(kmsg);
+	ASSERT_LT(0, warned) TH_LOG("no warning in four rate-limit windows");
+	EXPECT_EQ(warned, named) TH_LOG("the process named otherwise than by its bytes");
 }
 
 TEST(registration_races_removal)
