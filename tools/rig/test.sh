@@ -95,8 +95,10 @@ step() { # name, how, out, command...
 	else
 		cache=-
 	fi
+	# Every field is there ("-": no expected skips): read splits on runs
+	# of tabs, so an empty one would shift the rest.
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(($(date +%s) - start))" "$cache" "$p" "$f" \
-		"$(grep -Eo '[0-9]+ expected skips' "$out" | tail -n 1 | awk '{print $1 + 0}')" \
+		"$(grep -Eo '[0-9]+ expected skips' "$out" | tail -n 1 | awk '{print $1 + 0}' | grep . || echo -)" \
 		"$(cat "$out.cpu" 2> /dev/null || echo 0)" >> "$tmp/steps"
 	if [ "$f" -gt 0 ]; then
 		echo "$name: $(grep -h '^UNEXPECTED: ' "$out" | sed 's/^UNEXPECTED: //' |
@@ -113,6 +115,7 @@ summary() {
 	# beside another gets less than twice its wall time.
 	printf '\n%-62s %7s %7s  %-5s  %s\n' step wall CPU cache result
 	while IFS=$'\t' read -r name secs cache p f x cpu; do
+		[ "$x" != - ] || x=
 		printf '%-62s %4d:%02d %4d:%02d  %-5s  %s passed, %s failed%s\n' "$name" $((secs / 60)) $((secs % 60)) \
 			$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
 	done < "$tmp/steps"
@@ -158,7 +161,7 @@ debug_lane=$!
 # A step that ended without its row (its shell killed) fails.
 expect_row() { # name
 	grep -q "^$1"$'\t' "$tmp/steps" && return
-	printf '%s\t0\t-\t0\t1\t\t0\n' "$1" >> "$tmp/steps"
+	printf '%s\t0\t-\t0\t1\t-\t0\n' "$1" >> "$tmp/steps"
 	echo "$1: ended without a result" >> "$tmp/failures"
 }
 

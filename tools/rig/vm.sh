@@ -218,8 +218,10 @@ test_timeout=${RIG_TEST_TIMEOUT:-$test_timeout}
 case $mode in
 suite) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + ntests * ndrivers * pace + test_timeout))} ;;
 # A warm-up run and two a round, each about two minutes on Debian's kernel
-# under icount: five each, to be safe.
-bench) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + (1 + 2 * ${RIG_BENCH_ROUNDS:-6}) * 300))} ;;
+# under icount, alone: ten each, for a host that runs other guests beside
+# it (one round, in one boot, took over 20 minutes beside two other guests
+# and a kernel build, 2026-11-28).
+bench) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + (1 + 2 * ${RIG_BENCH_ROUNDS:-6}) * 600))} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-1200} ;;
 esac
 # No time past the deadline of the run that boots it (test.sh's, for CI's
