@@ -30,7 +30,8 @@ pub(crate) struct Packet {
     /// Its place in the one [`PacketList`] that holds it, if any.
     #[pin]
     links: ListLinks,
-    /// The umad header `read` returns, but for its agent id.
+    /// The umad header `read` returns, but for its agent id, which is
+    /// `id` (the one here is zero).
     pub(crate) hdr: UserMadHdr,
     /// The agent id `read` returns: the file's id of the agent the packet
     /// is queued for, set as it is queued.
@@ -81,7 +82,7 @@ impl Packet {
         ListArc::pin_init(
             try_pin_init!(Self {
                 links <- ListLinks::new(),
-                hdr,
+                hdr: UserMadHdr { id: 0, ..hdr },
                 id: AtomicU32::new(hdr.id),
                 body,
             }? Error),
