@@ -15,7 +15,7 @@
 use crate::{
     glue::{
         chrdev::file::poll_bits,
-        compat::{self, warn_on_once, LocalFile, MutexGuard, PollTable},
+        compat::{self, warn_on_once, ARef, LocalFile, MutexGuard, PollTable},
         nospec::array_index_nospec,
         trace,
         wait_queue::WaitQueue,
@@ -39,6 +39,7 @@ use core::{
 };
 use kernel::{
     c_str,
+    device::Device,
     list::{impl_list_arc_safe, ListArc, ListLinks},
     new_mutex, new_spinlock,
     prelude::*,
@@ -59,6 +60,8 @@ pub(crate) struct UmadFile {
     #[pin]
     links: ListLinks,
     port: Arc<Port>,
+    /// `umadN`'s device, which the file's messages name.
+    node: ARef<Device>,
     #[pin]
     state: Mutex<FileState>,
     /// Outstanding sends, for the duplicate check.
@@ -148,15 +151,16 @@ impl<A> Drop for Retired<A> {
 }
 
 impl UmadFile {
-    /// Opens `port`'s umad node: `ENXIO` once its device is gone, `EPERM`
-    /// from another network namespace.
-    pub(crate) fn open(port: ArcBorrow<'_, Port>) -> Result<Arc<Self>> {
+    /// Opens `port`'s umad node, whose device is `node`: `ENXIO` once its
+    /// IB device is gone, `EPERM` from another network namespace.
+    pub(crate) fn open(port: ArcBorrow<'_, Port>, node: &Device) -> Result<Arc<Self>> {
         let mut port_state = port.state.lock();
         port_state.check_open()?;
         let file = ListArc::pin_init(
             try_pin_init!(Self {
                 links <- ListLinks::new(),
                 port: port.into(),
+                node: node.into(),
                 state <- new_mutex!(FileState {
                     agents: Slots::new(),
                     already_used: false,

@@ -18,15 +18,14 @@ use crate::{
             file::{FileData, FileOperations, FileOps},
             ClassRegistration, Devt, Node, NodeInfo,
         },
-        compat::{self, current_comm, this_module, DisplayCStr, LocalFile, MutexGuard, PollTable},
-        ratelimit::{RateLimit, Verdict},
+        compat::{self, this_module, LocalFile, MutexGuard, PollTable},
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName, PortCapabilities},
     rules::numbering::{DevNumber, DevnumAllocator, Regions, MAX_PORTS},
 };
-use core::fmt;
 use kernel::{
+    device::Device,
     list::{List, ListArc},
     new_condvar, new_mutex, new_spinlock,
     prelude::*,
@@ -37,36 +36,9 @@ use kernel::{
 /// The port's lock, held: what may drop agents (see `file.rs`).
 pub(crate) type PortGuard<'a> = MutexGuard<'a, PortState>;
 
-/// Logs a notice about `$port` on its `umadN`, as ib_umad's `dev_notice`,
-/// but at most `printk_ratelimited`'s burst per interval from each place:
-/// a program can provoke these at will (ib_umad prints every one). Calls
-/// the unsafe [`Port::notice`], so its contract is the caller's.
-macro_rules! notice {
-    ($port:expr, $($arg:tt)*) => {{
-        use $crate::glue::ratelimit::RateLimit;
-        static LIMIT: RateLimit = RateLimit::new();
-        $port.notice(&LIMIT, format_args!($($arg)*))
-    }};
-}
-pub(crate) use notice;
-
 impl From<DevNumber> for Devt {
     fn from(number: DevNumber) -> Self {
         Devt::new(number.major, number.minor)
-    }
-}
-
-/// A process's name as C's `%s` prints it: its bytes as they are. A name
-/// is whatever bytes its process set; those that are not UTF-8, which a
-/// Rust message cannot carry, are shown escaped.
-struct ProcessName<'a>(&'a CStr);
-
-impl fmt::Display for ProcessName<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.to_str() {
-            Ok(name) => f.write_str(name),
-            Err(_) => fmt::Display::fmt(&DisplayCStr(self.0), f),
-        }
     }
 }
 
@@ -241,67 +213,6 @@ impl Port {
         }
     }
 
-    /// Logs a notice about the port on `umadN`, within `limit`'s budget
-    /// (see [`notice!`]).
-    ///
-    /// # Safety
-    ///
-    /// A file opened on this port's `umadN` is open during the call (as in
-    /// its own file operations): its cdev holds the node's device, whose
-    /// name the message gives.
-    pub(crate) unsafe fn notice(&self, limit: &RateLimit, message: fmt::Arguments<'_>) {
-        // SAFETY: the caller's promise, which is `Node::notice`'s.
-        unsafe {
-            if self.may_log(limit) {
-                self.umad.notice(message);
-            }
-        }
-    }
-
-    /// Whether `limit` lets a message through now; says how many it held
-    /// back before.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Port::notice`].
-    unsafe fn may_log(&self, limit: &RateLimit) -> bool {
-        match limit.check() {
-            Verdict::Print { suppressed: 0 } => true,
-            Verdict::Print { suppressed } => {
-                // SAFETY: the caller's promise, which is `Node::notice`'s.
-                unsafe {
-                    self.umad
-                        .notice(format_args!("{suppressed} messages suppressed\n"))
-                };
-                true
-            }
-            Verdict::Suppress => false,
-        }
-    }
-
-    /// ib_umad's warning for a process that registers an agent with the
-    /// old header: it cannot see P_Key indexes.
-    ///
-    /// # Safety
-    ///
-    /// As for [`Port::notice`].
-    pub(crate) unsafe fn warn_old_abi(&self) {
-        static LIMIT: RateLimit = RateLimit::new();
-        // SAFETY: the caller's promise, which is `Node::warn`'s.
-        unsafe {
-            if !self.may_log(&LIMIT) {
-                return;
-            }
-            self.umad.warn(format_args!(
-                "process {} did not enable P_Key index support.\n",
-                ProcessName(current_comm().as_c_str())
-            ));
-            self.umad.warn(format_args!(
-                "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
-            ));
-        }
-    }
-
     /// umadN's node.
     pub(crate) fn umad_node(&self) -> &Node {
         &self.umad
@@ -331,8 +242,8 @@ impl FileOps for UmadFileOps {
     type Owner = Port;
     type Ptr = Arc<UmadFile>;
 
-    fn open(port: ArcBorrow<'_, Port>, _file: &LocalFile) -> Result<Arc<UmadFile>> {
-        UmadFile::open(port)
+    fn open(port: ArcBorrow<'_, Port>, node: &Device, _file: &LocalFile) -> Result<Arc<UmadFile>> {
+        UmadFile::open(port, node)
     }
 
     fn release(file: Arc<UmadFile>, _: &LocalFile) {
@@ -371,7 +282,7 @@ impl FileOps for IssmFileOps {
     type Owner = Port;
     type Ptr = KBox<IssmHold>;
 
-    fn open(port: ArcBorrow<'_, Port>, file: &LocalFile) -> Result<KBox<IssmHold>> {
+    fn open(port: ArcBorrow<'_, Port>, _: &Device, file: &LocalFile) -> Result<KBox<IssmHold>> {
         let hold = KBox::new(
             IssmHold::take(port.into(), compat::is_nonblocking(file))?,
             GFP_KERNEL,

@@ -5,11 +5,13 @@
 //! order and their errnos are ib_umad's.
 
 use super::{Retired, UmadFile};
-use crate::port::notice;
 use crate::{
     glue::{
-        compat::{get_user_u32, put_user_u32, user_slice},
+        compat::{
+            current_comm, dev_notice, dev_warn, get_user_u32, put_user_u32, user_slice, DisplayCStr,
+        },
         nospec::array_index_nospec,
+        ratelimit::RateLimit,
     },
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
@@ -17,8 +19,43 @@ use crate::{
         uapi::{self, HdrLayout, Ioctl, RegReq, RegReq2},
     },
 };
-use core::{mem::offset_of, sync::atomic::Ordering};
-use kernel::prelude::*;
+use core::{fmt, mem::offset_of, sync::atomic::Ordering};
+use kernel::{prelude::*, str::CStr};
+
+/// Where a rate limit is, for the kernel's count of the messages it held
+/// back: `<module path>:<line>`.
+macro_rules! here {
+    () => {
+        kernel::c_str!(concat!(module_path!(), ":", line!()))
+    };
+}
+
+/// Logs a register ioctl's refusal about `$file`'s `umadN`, as ib_umad's
+/// `dev_notice`, but rate-limited at each place (`dev_notice_ratelimited`):
+/// a program provokes these at will (ib_umad prints every one). The
+/// generic `register` has one place for both ioctls.
+macro_rules! notice {
+    ($file:expr, $($arg:tt)*) => {{
+        static LIMIT: RateLimit = RateLimit::new();
+        if LIMIT.allow(here!()) {
+            dev_notice!(&*$file.node, $($arg)*);
+        }
+    }};
+}
+
+/// A process's name as C's `%s` prints it: its bytes as they are. A name
+/// is whatever bytes its process set; those that are not UTF-8, which a
+/// Rust message cannot carry, are shown escaped.
+struct ProcessName<'a>(&'a CStr);
+
+impl fmt::Display for ProcessName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.to_str() {
+            Ok(name) => f.write_str(name),
+            Err(_) => fmt::Display::fmt(&DisplayCStr(self.0), f),
+        }
+    }
+}
 
 /// A register ioctl's request, as far as the checks go. Each ioctl has its
 /// own `register`, so the MAD layer's request is built once, where it is
@@ -152,37 +189,22 @@ impl UmadFile {
         let port_state = self.port.state.lock();
         let mut state = self.state.lock();
         let Some(device) = port_state.device() else {
-            // SAFETY: an ioctl of this umad file, which keeps its port's
-            // umadN device while it runs.
-            unsafe { notice!(self.port, "{}: invalid device\n", R::NAME) };
+            notice!(self, "{}: invalid device\n", R::NAME);
             return Err(EPIPE);
         };
         let req = R::read(arg, compat)?;
         if req.qpn() > 1 {
-            // SAFETY: an ioctl of this umad file, which keeps its port's
-            // umadN device while it runs.
-            unsafe {
-                notice!(
-                    self.port,
-                    "{}: invalid QPN {} specified\n",
-                    R::NAME,
-                    req.qpn()
-                )
-            };
+            notice!(self, "{}: invalid QPN {} specified\n", R::NAME, req.qpn());
             return Err(EINVAL);
         }
         if req.unknown_flags() != 0 {
-            // SAFETY: an ioctl of this umad file, which keeps its port's
-            // umadN device while it runs.
-            unsafe {
-                notice!(
-                    self.port,
-                    "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
-                    R::NAME,
-                    req.flags(),
-                    uapi::REG_FLAGS_CAP
-                )
-            };
+            notice!(
+                self,
+                "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
+                R::NAME,
+                req.flags(),
+                uapi::REG_FLAGS_CAP
+            );
             // Tell the caller what is supported.
             put_user_u32(
                 arg.wrapping_add(offset_of!(RegReq2, flags)),
@@ -191,24 +213,14 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let Some(slot) = state.agents.vacant() else {
-            // SAFETY: an ioctl of this umad file, which keeps its port's
-            // umadN device while it runs.
-            unsafe {
-                notice!(
-                    self.port,
-                    "{}: Max Agents ({MAX_AGENTS}) reached\n",
-                    R::NAME
-                )
-            };
+            notice!(self, "{}: Max Agents ({MAX_AGENTS}) reached\n", R::NAME);
             return Err(ENOMEM);
         };
         let request = req.request();
         let request = match request {
             None => None,
             Some(Err(oui)) => {
-                // SAFETY: an ioctl of this umad file, which keeps its port's
-                // umadN device while it runs.
-                unsafe { notice!(self.port, "{} failed: oui invalid {oui:#010x}\n", R::NAME) };
+                notice!(self, "{} failed: oui invalid {oui:#010x}\n", R::NAME);
                 return Err(EINVAL);
             }
             Some(Ok(ref request)) => Some(request),
@@ -246,12 +258,29 @@ impl UmadFile {
             if R::NEW_LAYOUT {
                 self.new_layout.store(true, Ordering::Relaxed);
             } else if self.layout() == HdrLayout::Old {
-                // SAFETY: an ioctl of this umad file, which keeps its
-                // port's umadN device while it runs.
-                unsafe { self.port.warn_old_abi() };
+                self.warn_old_abi();
             }
         }
         Ok(())
+    }
+
+    /// ib_umad's warning for a process that registers an agent with the
+    /// old header: it cannot see P_Key indexes. A program provokes it with
+    /// every file it opens, so it is rate-limited as the notices are.
+    fn warn_old_abi(&self) {
+        static LIMIT: RateLimit = RateLimit::new();
+        if !LIMIT.allow(here!()) {
+            return;
+        }
+        dev_warn!(
+            &*self.node,
+            "process {} did not enable P_Key index support.\n",
+            format_args!("{}", ProcessName(current_comm().as_c_str()))
+        );
+        dev_warn!(
+            &*self.node,
+            "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
+        );
     }
 
     /// UNREGISTER_AGENT.

@@ -49,7 +49,7 @@ use core::{
 use kernel::{
     c_str, device,
     error::to_result,
-    ffi::{c_char, c_void},
+    ffi::c_char,
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, ArcBorrow},
@@ -374,60 +374,10 @@ impl Node {
     /// The node has been added, and is not removed while the reference
     /// lives (removal drops the reference the device was made with).
     pub(crate) unsafe fn device(&self) -> &device::Device {
-        let dev = self.dev.get().cast();
-        #[cfg(umad_rs_device_from_raw)]
         // SAFETY: an added node's device is initialised, and holds the
         // reference it was made with until the node is removed, which the
         // caller rules out meanwhile.
-        let device = unsafe { device::Device::from_raw(dev) };
-        #[cfg(not(umad_rs_device_from_raw))]
-        // SAFETY: as above.
-        let device = unsafe { device::Device::as_ref(dev) };
-        device
-    }
-
-    /// Logs a notice about the node (`dev_notice`), as `<class> <node>:
-    /// <message>`.
-    ///
-    /// # Safety
-    ///
-    /// The node's device has not been released: the node is added and not
-    /// removed meanwhile, or a file opened on it is open (its cdev holds
-    /// the device). A released device's name is freed.
-    pub(crate) unsafe fn notice(&self, message: fmt::Arguments<'_>) {
-        // SAFETY: the caller's promise.
-        unsafe { self.log(bindings::_dev_notice, message) };
-    }
-
-    /// Logs a warning about the node (`dev_warn`).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Node::notice`].
-    pub(crate) unsafe fn warn(&self, message: fmt::Arguments<'_>) {
-        // SAFETY: the caller's promise.
-        unsafe { self.log(bindings::_dev_warn, message) };
-    }
-
-    /// # Safety
-    ///
-    /// As for [`Node::notice`].
-    unsafe fn log(
-        &self,
-        printk: unsafe extern "C" fn(*const bindings::device, *const c_char, ...),
-        message: fmt::Arguments<'_>,
-    ) {
-        let message: *const fmt::Arguments<'_> = &message;
-        // SAFETY: the device and its name are alive, as the caller
-        // promises; `%pA` formats the `fmt::Arguments` it is passed, as the
-        // kernel's `pr_*` macros do.
-        unsafe {
-            printk(
-                self.dev.get(),
-                c_str!("%pA").as_char_ptr(),
-                message.cast::<c_void>(),
-            )
-        };
+        unsafe { device_ref(self.dev.get()) }
     }
 
     /// Removes the node, if added: its device file and sysfs directory are
@@ -455,21 +405,38 @@ impl Node {
         }
     }
 
-    /// The owner of the node whose cdev is `cdev`.
+    /// The owner and the device of the node whose cdev is `cdev`.
     ///
     /// # Safety
     ///
     /// `cdev` is the cdev of a node that `Node::add` added for an owner of
     /// type `O`, and a reference on it (as `chrdev_open` holds) keeps the
     /// node's device alive for `'a`.
-    unsafe fn owner_of_cdev<'a, O>(cdev: *mut bindings::cdev) -> ArcBorrow<'a, O> {
+    unsafe fn of_cdev<'a, O>(cdev: *mut bindings::cdev) -> (ArcBorrow<'a, O>, &'a device::Device) {
         // SAFETY: `cdev` is the `cdev` field of a `Node`, by the caller's
         // promise; the node's device lives for `'a`, and so its drvdata.
         unsafe {
             let node = kernel::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Node, cdev);
-            owner_of_device::<O>((*node).dev.get())
+            let dev = (*node).dev.get();
+            (owner_of_device::<O>(dev), device_ref(dev))
         }
     }
+}
+
+/// `dev` as the `kernel` crate's `Device`.
+///
+/// # Safety
+///
+/// `dev` is an initialised device, alive for `'a`.
+unsafe fn device_ref<'a>(dev: *mut bindings::device) -> &'a device::Device {
+    let dev = dev.cast();
+    #[cfg(umad_rs_device_from_raw)]
+    // SAFETY: the caller's promise.
+    let device = unsafe { device::Device::from_raw(dev) };
+    #[cfg(not(umad_rs_device_from_raw))]
+    // SAFETY: the caller's promise.
+    let device = unsafe { device::Device::as_ref(dev) };
+    device
 }
 
 /// `device.release` of a node's device: gives back its owner reference.

@@ -161,6 +161,79 @@ macro_rules! warn_on_once {
 #[cfg(not(umad_rs_warn_on_once))]
 pub(crate) use warn_on_once;
 
+/// A counted reference (`ARef`), which 7.x keeps in `kernel::sync::aref`
+/// and 6.12 in `kernel::types`.
+#[cfg(umad_rs_sync_aref)]
+pub(crate) use kernel::sync::aref::ARef;
+#[cfg(not(umad_rs_sync_aref))]
+pub(crate) use kernel::types::ARef;
+
+/// `dev_notice!` and `dev_warn!`: a message about a device, prefixed as
+/// the driver core prefixes it. The `kernel` crate's where it has them.
+#[cfg(umad_rs_dev_printk)]
+pub(crate) use kernel::{dev_notice, dev_warn};
+
+/// `dev_notice!`, over `_dev_notice`.
+#[cfg(not(umad_rs_dev_printk))]
+macro_rules! dev_notice {
+    ($dev:expr, $($f:tt)*) => {
+        $crate::glue::compat::dev_printk(
+            $crate::glue::compat::DevLevel::Notice,
+            $dev,
+            format_args!($($f)*),
+        )
+    };
+}
+#[cfg(not(umad_rs_dev_printk))]
+pub(crate) use dev_notice;
+
+/// `dev_warn!`, over `_dev_warn`.
+#[cfg(not(umad_rs_dev_printk))]
+macro_rules! dev_warn {
+    ($dev:expr, $($f:tt)*) => {
+        $crate::glue::compat::dev_printk(
+            $crate::glue::compat::DevLevel::Warn,
+            $dev,
+            format_args!($($f)*),
+        )
+    };
+}
+#[cfg(not(umad_rs_dev_printk))]
+pub(crate) use dev_warn;
+
+/// The levels [`dev_printk`] prints at.
+#[cfg(not(umad_rs_dev_printk))]
+pub(crate) enum DevLevel {
+    Notice,
+    Warn,
+}
+
+/// Prints `message` about `dev` at `level`, as the crate's `Device::pr_*`.
+#[cfg(not(umad_rs_dev_printk))]
+pub(crate) fn dev_printk(
+    level: DevLevel,
+    dev: &kernel::device::Device,
+    message: fmt::Arguments<'_>,
+) {
+    let printk = match level {
+        DevLevel::Notice => super::bindings::_dev_notice,
+        DevLevel::Warn => super::bindings::_dev_warn,
+    };
+    let message: *const fmt::Arguments<'_> = &message;
+    // `Device` is transparent over a `struct device`.
+    let dev: *const kernel::device::Device = dev;
+    // SAFETY: `dev` is a valid device, whose name lives as long as it;
+    // `%pA` formats the `fmt::Arguments` it is passed, as the kernel's
+    // `pr_*` macros do.
+    unsafe {
+        printk(
+            dev.cast(),
+            kernel::c_str!("%pA").as_char_ptr(),
+            message.cast::<core::ffi::c_void>(),
+        )
+    };
+}
+
 /// A copy of the calling task's name: `Task::comm` where the `kernel`
 /// crate has it, the module's copy before.
 #[cfg(umad_rs_task_comm)]

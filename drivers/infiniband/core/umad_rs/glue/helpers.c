@@ -14,5 +14,6 @@
 #include "helpers/infiniband.c"
 #include "helpers/kdev_t.c"
 #include "helpers/nospec.c"
+#include "helpers/ratelimit.c"
 #include "helpers/task.c"
 #include "helpers/uaccess.c"

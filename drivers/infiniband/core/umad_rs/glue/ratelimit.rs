@@ -1,61 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Rate limits for messages a program can provoke at will, as
-//! `printk_ratelimited` has them: at most `BURST` messages from one place
-//! in each `INTERVAL`, and a count of the ones held back when the next
-//! interval lets a message through.
+//! Rate limits for messages a program can provoke at will, as C's
+//! `printk_ratelimited()` and `dev_notice_ratelimited()` have them: a
+//! static `struct ratelimit_state` per place, checked by the kernel's
+//! `__ratelimit()`.
 //!
-//! C header: [`include/linux/ratelimit.h`](srctree/include/linux/ratelimit.h),
-//! whose `struct ratelimit_state` has an initialiser Rust cannot make
-//! `const`, so the state here is Rust's own, with `__ratelimit`'s rules.
+//! C header: [`include/linux/ratelimit.h`](srctree/include/linux/ratelimit.h)
 //!
 //! Upstream counterpart: none in the `kernel` crate.
 
 use super::bindings;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, Ordering};
+#[cfg(umad_rs_core_cstr)]
+use kernel::str::CStrExt;
+use kernel::{str::CStr, types::Opaque};
 
-/// `DEFAULT_RATELIMIT_BURST`: messages let through per interval.
-const BURST: u32 = 10;
+/// `state` is not initialised, and nobody is initialising it.
+const UNINIT: u8 = 0;
+/// A caller is initialising `state`.
+const INITIALISING: u8 = 1;
+/// `state` is initialised.
+const READY: u8 = 2;
 
-/// `DEFAULT_RATELIMIT_INTERVAL` (`5 * HZ`), in jiffies.
-// CAST: a u32 widened; every target the kernel supports has a usize of 32
-// bits or more.
-const INTERVAL: usize = bindings::DEFAULT_RATELIMIT_INTERVAL as usize;
-
-/// One place's message budget.
+/// A message budget, to be a `static`: `DEFAULT_RATELIMIT_BURST` messages
+/// (10) in each `DEFAULT_RATELIMIT_INTERVAL` (5 s). The kernel reports the
+/// messages it held back, as "`<name>`: N callbacks suppressed", when the
+/// next interval begins.
+///
+/// C's `DEFINE_RATELIMIT_STATE()` initialises the state statically, with a
+/// lock initialiser that has no `const` form in Rust: this one is
+/// initialised by its first use (`ratelimit_default_init()`). A use that
+/// finds another one initialising it is refused, as `__ratelimit()`
+/// refuses one that finds the state's lock taken.
 ///
 /// # Examples
 ///
 /// ```
-/// use kernel::print::ratelimit::{RateLimit, Verdict};
+/// use kernel::{c_str, print::ratelimit::RateLimit};
 ///
 /// static LIMIT: RateLimit = RateLimit::new();
-/// for _ in 0..10 {
-///     assert!(matches!(LIMIT.check(), Verdict::Print { suppressed: 0 }));
-/// }
-/// assert!(matches!(LIMIT.check(), Verdict::Suppress));
+/// let name = c_str!("rust_doctest_ratelimit");
+/// let allowed = (0..20).filter(|_| LIMIT.allow(name)).count();
+/// // Twenty tries in far less than an interval: the burst goes through.
+/// assert_eq!(allowed, 10);
 /// ```
 ///
 /// # Invariants
 ///
-/// `start` is the jiffies at which the current interval began (0: none
-/// yet); `printed` and `missed` count that interval's messages.
+/// `state` is initialised once `init` is `READY`, and only then used.
+/// It is never moved after that: [`RateLimit::allow`] takes a `'static`
+/// reference.
 pub(crate) struct RateLimit {
-    start: AtomicUsize,
-    printed: AtomicU32,
-    missed: AtomicU32,
+    state: Opaque<bindings::ratelimit_state>,
+    init: AtomicU8,
 }
 
-/// What to do with one message.
-pub(crate) enum Verdict {
-    /// Print it.
-    Print {
-        /// How many messages were held back before it.
-        suppressed: u32,
-    },
-    /// Hold it back.
-    Suppress,
-}
+// SAFETY: the state is initialised by one caller, which `init` chooses,
+// and then used only through `__ratelimit`, which takes its lock.
+unsafe impl Sync for RateLimit {}
 
 impl Default for RateLimit {
     fn default() -> Self {
@@ -64,41 +66,46 @@ impl Default for RateLimit {
 }
 
 impl RateLimit {
-    /// A budget with no message counted yet.
+    /// A budget with nothing spent.
     pub(crate) const fn new() -> Self {
-        // INVARIANT: no interval yet.
+        // INVARIANT: not initialised, and so not used yet.
         Self {
-            start: AtomicUsize::new(0),
-            printed: AtomicU32::new(0),
-            missed: AtomicU32::new(0),
+            state: Opaque::uninit(),
+            init: AtomicU8::new(UNINIT),
         }
     }
 
-    /// Counts a message. Racing callers may let a message or two more
-    /// through than `BURST`, as a log limit may.
-    pub(crate) fn check(&self) -> Verdict {
-        // SAFETY: the jiffies counter is always there. The timer interrupt
-        // writes it, an aligned word, so a volatile read sees it old or new,
-        // never torn: C's `READ_ONCE`, as `LocalFile::flags` reads `f_flags`.
-        let now = unsafe { core::ptr::addr_of!(bindings::jiffies).read_volatile() };
-        let start = self.start.load(Ordering::Relaxed);
-        let mut suppressed = 0;
-        if start == 0 || now.wrapping_sub(start) >= INTERVAL {
-            // INVARIANT: a new interval, counted from nothing.
-            if self
-                .start
-                .compare_exchange(start, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            {
-                self.printed.store(0, Ordering::Relaxed);
-                suppressed = self.missed.swap(0, Ordering::Relaxed);
-            }
+    /// Spends a message: whether it may be printed now. `name` is what
+    /// the kernel's count of held-back messages names (C's
+    /// `__ratelimit()` passes its caller's function).
+    pub(crate) fn allow(&'static self, name: &'static CStr) -> bool {
+        if self.init.load(Ordering::Acquire) != READY && !self.initialise() {
+            return false;
         }
-        if self.printed.fetch_add(1, Ordering::Relaxed) < BURST {
-            Verdict::Print { suppressed }
-        } else {
-            self.missed.fetch_add(1, Ordering::Relaxed);
-            Verdict::Suppress
+        // SAFETY: the state is initialised (`init` is `READY`, read with
+        // `Acquire` after the initialiser's `Release`), and `name` is a
+        // 'static C string.
+        unsafe { bindings::___ratelimit(self.state.get(), name.as_char_ptr()) != 0 }
+    }
+
+    /// Initialises the state unless another caller does, or did: whether
+    /// it is initialised now.
+    fn initialise(&'static self) -> bool {
+        match self
+            .init
+            .compare_exchange(UNINIT, INITIALISING, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => {
+                // SAFETY: this caller alone moved `init` from `UNINIT`, so
+                // nobody else touches the state; it is `'static` (see
+                // `allow`), so it does not move once initialised.
+                unsafe { bindings::ratelimit_default_init(self.state.get()) };
+                // INVARIANT: initialised.
+                self.init.store(READY, Ordering::Release);
+                true
+            }
+            Err(READY) => true,
+            Err(_) => false,
         }
     }
 }

@@ -29,6 +29,7 @@ use kernel::fs::LocalFile;
 #[cfg(umad_rs_in_kernel_crate)]
 use kernel::sync::poll::PollTable;
 use kernel::{
+    device::Device,
     ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
@@ -64,8 +65,13 @@ pub(crate) trait FileOps: Sized + 'static {
     /// Per-file state, from `open` until `release`.
     type Ptr: ForeignOwnable + Send + Sync;
 
-    /// A file is being opened on a node of `owner`.
-    fn open(owner: ArcBorrow<'_, Self::Owner>, file: &LocalFile) -> Result<Self::Ptr>;
+    /// A file is being opened on a node of `owner`, whose device is
+    /// `device` (an `ARef` of it keeps it past the call).
+    fn open(
+        owner: ArcBorrow<'_, Self::Owner>,
+        device: &Device,
+        file: &LocalFile,
+    ) -> Result<Self::Ptr>;
 
     /// The last reference to the file is gone.
     fn release(data: Self::Ptr, file: &LocalFile);
@@ -162,11 +168,11 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
     // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
     // keeps the node's device, hence its owner, alive during the call.
-    let owner = unsafe { Node::owner_of_cdev::<T::Owner>(inode_cdev(inode)) };
+    let (owner, device) = unsafe { Node::of_cdev::<T::Owner>(inode_cdev(inode)) };
     // SAFETY: the VFS passes a valid file for the duration of `open`, on
     // this thread.
     let f = unsafe { LocalFile::from_raw_file(file.cast_const().cast()) };
-    match T::open(owner, f) {
+    match T::open(owner, device, f) {
         Ok(data) => {
             // SAFETY: `file` is valid and not yet shared; `release_callback`
             // takes the data back. stream_open makes the file a stream.
