@@ -35,12 +35,12 @@ mod sends;
 
 use glue::{
     chrdev::{Devt, Region},
-    compat::eopnotsupp,
+    compat::{eopnotsupp, IdPool},
 };
 use infiniband::NoChardev;
 use port::{Port, UmadContext};
 use rules::{
-    numbering::{DevNumber, DevnumAllocator, Regions},
+    numbering::{DevNumber, Regions, MAX_PORTS},
     uapi,
 };
 
@@ -84,7 +84,10 @@ impl kernel::Module for UmadModule {
                 regions: Regions {
                     dynamic: DevNumber::new(dynamic.first().major(), dynamic.first().minor()),
                 },
-                devnums: KBox::pin_init(kernel::new_mutex!(DevnumAllocator::new()), GFP_KERNEL)?,
+                devnums: KBox::pin_init(
+                    kernel::new_mutex!(IdPool::with_capacity(MAX_PORTS as usize, GFP_KERNEL)?),
+                    GFP_KERNEL,
+                )?,
             },
             GFP_KERNEL,
         )?;

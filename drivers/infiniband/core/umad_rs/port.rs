@@ -18,11 +18,11 @@ use crate::{
             file::{FileData, FileOperations, FileOps},
             ClassRegistration, Devt, Node, NodeInfo,
         },
-        compat::{self, this_module, LocalFile, MutexGuard, PollTable},
+        compat::{self, this_module, IdPool, LocalFile, MutexGuard, PollTable},
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName, PortCapabilities},
-    rules::numbering::{DevNumber, DevnumAllocator, Regions, MAX_PORTS},
+    rules::numbering::{DevNumber, Regions},
 };
 use kernel::{
     device::Device,
@@ -46,7 +46,8 @@ impl From<DevNumber> for Devt {
 pub(crate) struct UmadContext {
     pub(crate) class: ClassRegistration<Port>,
     pub(crate) regions: Regions,
-    pub(crate) devnums: Pin<KBox<Mutex<DevnumAllocator>>>,
+    /// The ports' devnums, `MAX_PORTS` of them (ib_umad's `umad_ida`).
+    pub(crate) devnums: Pin<KBox<Mutex<IdPool>>>,
 }
 
 /// One MAD-capable port of an IB device.
@@ -127,7 +128,14 @@ impl Port {
     ) -> Result<Arc<Port>> {
         // Held until `kill`, which `remove` calls for every port.
         let handle = device.handle().ok_or(ENODEV)?;
-        let devnum = context.devnums.lock().alloc(MAX_PORTS - 1).ok_or(ENOSPC)?;
+        let devnum = context
+            .devnums
+            .lock()
+            .find_unused_id(0)
+            .ok_or(ENOSPC)?
+            .acquire();
+        // Below the pool's capacity, `MAX_PORTS`: a u32.
+        let devnum = u32::try_from(devnum)?;
         let port = Arc::pin_init(
             pin_init!(Port {
                 devnum,
@@ -149,7 +157,7 @@ impl Port {
         let port = match port {
             Ok(port) => port,
             Err(e) => {
-                context.devnums.lock().free(devnum);
+                context.devnums.lock().release_id(devnum as usize);
                 return Err(e);
             }
         };
@@ -202,7 +210,7 @@ impl Port {
             }
             state.device = None;
         }
-        context.devnums.lock().free(self.devnum);
+        context.devnums.lock().release_id(self.devnum as usize);
     }
 
     /// Where this port's tracepoint events happen.

@@ -161,6 +161,69 @@ macro_rules! warn_on_once {
 #[cfg(not(umad_rs_warn_on_once))]
 pub(crate) use warn_on_once;
 
+/// A pool of ids, the lowest free one first (the IDA's `ida_alloc`):
+/// `kernel::id_pool::IdPool` where the crate has it.
+#[cfg(umad_rs_id_pool)]
+pub(crate) use kernel::id_pool::IdPool;
+
+/// The part of `kernel::id_pool::IdPool` the driver uses, for a crate
+/// without it: a fixed bitmap of at most the devnums' count, its only use.
+#[cfg(not(umad_rs_id_pool))]
+pub(crate) struct IdPool {
+    map: kernel::alloc::KBox<[u64; IdPool::WORDS]>,
+    len: usize,
+}
+
+#[cfg(not(umad_rs_id_pool))]
+impl IdPool {
+    const WORDS: usize = crate::rules::numbering::MAX_PORTS as usize / 64;
+
+    /// A pool of `num_ids` ids, none taken.
+    pub(crate) fn with_capacity(
+        num_ids: usize,
+        flags: kernel::alloc::Flags,
+    ) -> Result<Self, kernel::alloc::AllocError> {
+        if num_ids > 64 * Self::WORDS {
+            return Err(kernel::alloc::AllocError);
+        }
+        Ok(Self {
+            map: kernel::alloc::KBox::new([0; Self::WORDS], flags)?,
+            len: num_ids,
+        })
+    }
+
+    /// The lowest id at or above `offset` that is not taken.
+    pub(crate) fn find_unused_id(&mut self, offset: usize) -> Option<UnusedId<'_>> {
+        let id = (offset..self.len).find(|&id| self.map[id / 64] & (1 << (id % 64)) == 0)?;
+        Some(UnusedId { id, pool: self })
+    }
+
+    /// Gives `id` back.
+    pub(crate) fn release_id(&mut self, id: usize) {
+        if let Some(word) = self.map.get_mut(id / 64) {
+            *word &= !(1 << (id % 64));
+        }
+    }
+}
+
+/// An id of an [`IdPool`] that is not taken yet.
+#[cfg(not(umad_rs_id_pool))]
+pub(crate) struct UnusedId<'pool> {
+    id: usize,
+    pool: &'pool mut IdPool,
+}
+
+#[cfg(not(umad_rs_id_pool))]
+impl UnusedId<'_> {
+    /// Takes the id.
+    pub(crate) fn acquire(self) -> usize {
+        if let Some(word) = self.pool.map.get_mut(self.id / 64) {
+            *word |= 1 << (self.id % 64);
+        }
+        self.id
+    }
+}
+
 /// A counted reference (`ARef`), which 7.x keeps in `kernel::sync::aref`
 /// and 6.12 in `kernel::types`.
 #[cfg(umad_rs_sync_aref)]

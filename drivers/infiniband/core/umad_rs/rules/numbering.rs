@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Device numbers of the umadN and issmN nodes, exactly as `ib_umad` lays
-//! them out, and the lowest-free index allocator that hands out N.
+//! them out.
 //!
 //! Plain `core` Rust, unit-tested on the host.
 
@@ -68,45 +68,6 @@ impl Regions {
     }
 }
 
-/// Hands out the lowest free index below `64 * WORDS`, like an IDA with
-/// `ida_alloc_max`, for devnums (8192); agent ids come from `Slots`.
-pub(crate) struct IndexAllocator<const WORDS: usize> {
-    used: [u64; WORDS],
-}
-
-impl<const WORDS: usize> IndexAllocator<WORDS> {
-    pub(crate) const fn new() -> Self {
-        Self { used: [0; WORDS] }
-    }
-
-    /// The lowest free index not above `max`, now taken; `None` if none.
-    pub(crate) fn alloc(&mut self, max: u32) -> Option<u32> {
-        for (i, word) in self.used.iter_mut().enumerate() {
-            let bit = (!*word).trailing_zeros();
-            if bit == 64 {
-                continue;
-            }
-            let index = u32::try_from(i).ok()? * 64 + bit;
-            if index > max {
-                return None;
-            }
-            *word |= 1 << bit;
-            return Some(index);
-        }
-        None
-    }
-
-    /// Gives `index` back. Freeing a free index is a bug, and ignored.
-    pub(crate) fn free(&mut self, index: u32) {
-        if let Some(word) = self.used.get_mut(index as usize / 64) {
-            *word &= !(1 << (index % 64));
-        }
-    }
-}
-
-/// The devnum allocator: one number for umadN and issmN of a port.
-pub(crate) type DevnumAllocator = IndexAllocator<{ MAX_PORTS as usize / 64 }>;
-
 // Run by `cargo test` on the host and, where the kernel crate has
 // `#[kunit_tests]`, by KUnit when the module loads.
 #[cfg(any(test, umad_rs_kunit_tests))]
@@ -135,47 +96,5 @@ mod tests {
         assert_eq!(r.issm(64), DevNumber::new(240, 8128));
         assert_eq!(r.issm(MAX_PORTS - 1), DevNumber::new(240, 2 * 8128 - 1));
         assert_eq!(Regions::DYNAMIC_COUNT, 2 * 8128);
-    }
-
-    #[test]
-    fn allocator_gives_the_lowest_free_index() {
-        let mut a = IndexAllocator::<2>::new();
-        assert_eq!(a.alloc(127), Some(0));
-        assert_eq!(a.alloc(127), Some(1));
-        assert_eq!(a.alloc(127), Some(2));
-        a.free(1);
-        assert_eq!(a.alloc(127), Some(1));
-        assert_eq!(a.alloc(127), Some(3));
-    }
-
-    #[test]
-    fn allocator_crosses_words_and_runs_out() {
-        let mut a = IndexAllocator::<2>::new();
-        for want in 0..128 {
-            assert_eq!(a.alloc(127), Some(want));
-        }
-        assert_eq!(a.alloc(127), None);
-        a.free(100);
-        assert_eq!(a.alloc(127), Some(100));
-    }
-
-    #[test]
-    fn allocator_respects_max() {
-        let mut a = IndexAllocator::<1>::new();
-        for want in 0..32 {
-            assert_eq!(a.alloc(31), Some(want));
-        }
-        assert_eq!(a.alloc(31), None);
-        a.free(7);
-        assert_eq!(a.alloc(31), Some(7));
-    }
-
-    #[test]
-    fn devnum_allocator_spans_all_ports() {
-        let mut a = DevnumAllocator::new();
-        for want in 0..MAX_PORTS {
-            assert_eq!(a.alloc(MAX_PORTS - 1), Some(want));
-        }
-        assert_eq!(a.alloc(MAX_PORTS - 1), None);
     }
 }
