@@ -202,7 +202,8 @@ impl<O> Class<O> {
     }
 }
 
-/// A registered [`Class`]; dropping it unregisters the class.
+/// A registered [`Class`]; dropping it unregisters the class, once every
+/// node added to it is removed. It is dropped where a task may sleep.
 pub(crate) struct ClassRegistration<O: 'static> {
     class: &'static Class<O>,
 }
@@ -210,12 +211,22 @@ pub(crate) struct ClassRegistration<O: 'static> {
 impl<O> Drop for ClassRegistration<O> {
     fn drop(&mut self) {
         // A node still added would be taken out of a class that is gone
-        // (`device_del` unlinks it from the class's private data): the
-        // class stays registered, and leaks, rather than that.
-        let nodes = self.class.nodes.load(Ordering::Acquire);
-        if nodes != 0 {
-            kernel::pr_err!("class dropped with {nodes} nodes added: not unregistered\n");
-            return;
+        // (`device_del` unlinks it from the class's private data), and a
+        // class left registered would outlive the module that holds it:
+        // the nodes' owners remove them before this (an IB client's
+        // `remove`, which its unregistration waits for), and a node that
+        // is never removed is a driver bug, which holds the drop here.
+        if self.class.nodes.load(Ordering::Acquire) != 0 {
+            kernel::pr_warn!("class dropped with nodes added: waiting for their removal\n");
+            while self.class.nodes.load(Ordering::Acquire) != 0 {
+                #[cfg(umad_rs_fsleep)]
+                kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
+                #[cfg(not(umad_rs_fsleep))]
+                // SAFETY: a plain sleep, where the drop may sleep.
+                unsafe {
+                    bindings::msleep(10)
+                };
+            }
         }
         // SAFETY: registered by `Class::register`, unregistered only here;
         // no node of it is added.
