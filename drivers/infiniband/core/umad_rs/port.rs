@@ -128,14 +128,13 @@ impl Port {
     ) -> Result<Arc<Port>> {
         // Held until `kill`, which `remove` calls for every port.
         let handle = device.handle().ok_or(ENODEV)?;
-        let devnum = context
-            .devnums
-            .lock()
-            .find_unused_id(0)
-            .ok_or(ENOSPC)?
-            .acquire();
-        // Below the pool's capacity, `MAX_PORTS`: a u32.
-        let devnum = u32::try_from(devnum)?;
+        let devnum = {
+            let mut devnums = context.devnums.lock();
+            let id = devnums.find_unused_id(0).ok_or(ENOSPC)?;
+            let devnum = id.as_u32();
+            id.acquire();
+            devnum
+        };
         let port = Arc::pin_init(
             pin_init!(Port {
                 devnum,

@@ -24,7 +24,7 @@ use kernel::{prelude::*, str::CStr};
 
 /// Where a rate limit is, for the kernel's count of the messages it held
 /// back: `<module path>:<line>`.
-macro_rules! here {
+macro_rules! ratelimit_site {
     () => {
         kernel::c_str!(concat!(module_path!(), ":", line!()))
     };
@@ -37,7 +37,7 @@ macro_rules! here {
 macro_rules! notice {
     ($file:expr, $($arg:tt)*) => {{
         static LIMIT: RateLimit = RateLimit::new();
-        if LIMIT.allow(here!()) {
+        if LIMIT.allow(ratelimit_site!()) {
             dev_notice!(&*$file.node, $($arg)*);
         }
     }};
@@ -269,9 +269,11 @@ impl UmadFile {
     /// every file it opens, so it is rate-limited as the notices are.
     fn warn_old_abi(&self) {
         static LIMIT: RateLimit = RateLimit::new();
-        if !LIMIT.allow(here!()) {
+        if !LIMIT.allow(ratelimit_site!()) {
             return;
         }
+        // `ProcessName` is `core::fmt::Display`, which 7.x's `dev_warn!`
+        // takes only through `fmt::Arguments`.
         dev_warn!(
             &*self.node,
             "process {} did not enable P_Key index support.\n",

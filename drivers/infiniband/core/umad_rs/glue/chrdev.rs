@@ -149,6 +149,7 @@ impl Drop for Region {
 /// `nodes` counts those added and not removed.
 pub(crate) struct Class<O> {
     raw: Opaque<bindings::class>,
+    name: &'static CStr,
     registered: AtomicBool,
     nodes: AtomicUsize,
     _owners: PhantomData<fn(&O)>,
@@ -177,6 +178,7 @@ impl<O> Class<O> {
         // callbacks are typed for `O`.
         Self {
             raw: Opaque::new(raw),
+            name,
             registered: AtomicBool::new(false),
             nodes: AtomicUsize::new(0),
             _owners: PhantomData,
@@ -212,12 +214,16 @@ impl<O> Drop for ClassRegistration<O> {
     fn drop(&mut self) {
         // A node still added would be taken out of a class that is gone
         // (`device_del` unlinks it from the class's private data), and a
-        // class left registered would outlive the module that holds it:
-        // the nodes' owners remove them before this (an IB client's
-        // `remove`, which its unregistration waits for), and a node that
-        // is never removed is a driver bug, which holds the drop here.
+        // class left registered would outlive the module that holds it.
+        // The nodes' owners order it: they remove their nodes before they
+        // drop the registration (an IB client's `remove`, which its
+        // unregistration waits for). A node never removed is a driver
+        // bug, which holds the drop here rather than let either happen.
         if self.class.nodes.load(Ordering::Acquire) != 0 {
-            kernel::pr_warn!("class dropped with nodes added: waiting for their removal\n");
+            kernel::pr_warn!(
+                "class {} dropped with nodes added: waiting for their removal\n",
+                self.class.name
+            );
             while self.class.nodes.load(Ordering::Acquire) != 0 {
                 #[cfg(umad_rs_fsleep)]
                 kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
@@ -409,10 +415,13 @@ impl Node {
         // SAFETY: the node was added by `Node::add` and is removed once;
         // its class, whose count `add` stored, stays registered while the
         // node is counted in it.
+        // The count goes last: the class's registration may go once it is
+        // zero, and the put may release the device (and the node with its
+        // owner) at once.
         unsafe {
             bindings::cdev_device_del(self.cdev.get(), self.dev.get());
-            (*class).fetch_sub(1, Ordering::AcqRel);
             bindings::put_device(self.dev.get());
+            (*class).fetch_sub(1, Ordering::AcqRel);
         }
     }
 

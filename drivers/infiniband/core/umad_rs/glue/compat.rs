@@ -193,6 +193,7 @@ impl IdPool {
     }
 
     /// The lowest id at or above `offset` that is not taken.
+    #[must_use]
     pub(crate) fn find_unused_id(&mut self, offset: usize) -> Option<UnusedId<'_>> {
         let id = (offset..self.len).find(|&id| self.map[id / 64] & (1 << (id % 64)) == 0)?;
         Some(UnusedId { id, pool: self })
@@ -215,6 +216,15 @@ pub(crate) struct UnusedId<'pool> {
 
 #[cfg(not(umad_rs_id_pool))]
 impl UnusedId<'_> {
+    /// The id, not taken yet.
+    #[must_use]
+    pub(crate) fn as_u32(&self) -> u32 {
+        // CAST: below `64 * IdPool::WORDS`, the devnums' count.
+        #[allow(clippy::cast_possible_truncation)]
+        let id = self.id as u32;
+        id
+    }
+
     /// Takes the id.
     pub(crate) fn acquire(self) -> usize {
         if let Some(word) = self.pool.map.get_mut(self.id / 64) {
@@ -271,7 +281,8 @@ pub(crate) enum DevLevel {
     Warn,
 }
 
-/// Prints `message` about `dev` at `level`, as the crate's `Device::pr_*`.
+/// Prints `message` about `dev` at `level` (`_dev_notice`, `_dev_warn`), as
+/// 7.x's `Device::pr_*` do.
 #[cfg(not(umad_rs_dev_printk))]
 pub(crate) fn dev_printk(
     level: DevLevel,

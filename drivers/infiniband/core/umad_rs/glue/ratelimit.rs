@@ -15,11 +15,11 @@ use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::str::CStrExt;
 use kernel::{str::CStr, types::Opaque};
 
-/// `state` is not initialised, and nobody is initialising it.
+/// `state` is not initialized, and nobody is initializing it.
 const UNINIT: u8 = 0;
-/// A caller is initialising `state`.
-const INITIALISING: u8 = 1;
-/// `state` is initialised.
+/// A caller is initializing `state`.
+const INITIALIZING: u8 = 1;
+/// `state` is initialized.
 const READY: u8 = 2;
 
 /// A message budget, to be a `static`: `DEFAULT_RATELIMIT_BURST` messages
@@ -27,11 +27,10 @@ const READY: u8 = 2;
 /// messages it held back, as "`<name>`: N callbacks suppressed", when the
 /// next interval begins.
 ///
-/// C's `DEFINE_RATELIMIT_STATE()` initialises the state statically, with a
-/// lock initialiser that has no `const` form in Rust: this one is
-/// initialised by its first use (`ratelimit_default_init()`). A use that
-/// finds another one initialising it is refused, as `__ratelimit()`
-/// refuses one that finds the state's lock taken.
+/// C's `DEFINE_RATELIMIT_STATE()` initializes the state statically, with a
+/// lock initializer that has no `const` form in Rust: this one is
+/// initialized by its first use (`ratelimit_default_init()`). A use that
+/// races that one is refused, and not counted as held back.
 ///
 /// # Examples
 ///
@@ -47,7 +46,7 @@ const READY: u8 = 2;
 ///
 /// # Invariants
 ///
-/// `state` is initialised once `init` is `READY`, and only then used.
+/// `state` is initialized once `init` is `READY`, and only then used.
 /// It is never moved after that: [`RateLimit::allow`] takes a `'static`
 /// reference.
 pub(crate) struct RateLimit {
@@ -55,20 +54,17 @@ pub(crate) struct RateLimit {
     init: AtomicU8,
 }
 
-// SAFETY: the state is initialised by one caller, which `init` chooses,
-// and then used only through `__ratelimit`, which takes its lock.
+// SAFETY: the state is initialized by one caller, which `init` chooses,
+// and then used only through `___ratelimit()`, which synchronizes its own
+// accesses.
 unsafe impl Sync for RateLimit {}
 
-impl Default for RateLimit {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl RateLimit {
-    /// A budget with nothing spent.
+    /// A budget with nothing spent. (No `Default`: only a `static` one is
+    /// of use.)
+    #[allow(clippy::new_without_default)]
     pub(crate) const fn new() -> Self {
-        // INVARIANT: not initialised, and so not used yet.
+        // INVARIANT: not initialized, and so not used yet.
         Self {
             state: Opaque::uninit(),
             init: AtomicU8::new(UNINIT),
@@ -79,28 +75,28 @@ impl RateLimit {
     /// the kernel's count of held-back messages names (C's
     /// `__ratelimit()` passes its caller's function).
     pub(crate) fn allow(&'static self, name: &'static CStr) -> bool {
-        if self.init.load(Ordering::Acquire) != READY && !self.initialise() {
+        if self.init.load(Ordering::Acquire) != READY && !self.initialize() {
             return false;
         }
-        // SAFETY: the state is initialised (`init` is `READY`, read with
-        // `Acquire` after the initialiser's `Release`), and `name` is a
+        // SAFETY: the state is initialized (`init` is `READY`, read with
+        // `Acquire` after the initializer's `Release`), and `name` is a
         // 'static C string.
         unsafe { bindings::___ratelimit(self.state.get(), name.as_char_ptr()) != 0 }
     }
 
-    /// Initialises the state unless another caller does, or did: whether
-    /// it is initialised now.
-    fn initialise(&'static self) -> bool {
+    /// Initializes the state unless another caller does, or did: whether
+    /// it is initialized now.
+    fn initialize(&'static self) -> bool {
         match self
             .init
-            .compare_exchange(UNINIT, INITIALISING, Ordering::Acquire, Ordering::Acquire)
+            .compare_exchange(UNINIT, INITIALIZING, Ordering::Relaxed, Ordering::Acquire)
         {
             Ok(_) => {
                 // SAFETY: this caller alone moved `init` from `UNINIT`, so
                 // nobody else touches the state; it is `'static` (see
-                // `allow`), so it does not move once initialised.
+                // `allow`), so it does not move once initialized.
                 unsafe { bindings::ratelimit_default_init(self.state.get()) };
-                // INVARIANT: initialised.
+                // INVARIANT: initialized.
                 self.init.store(READY, Ordering::Release);
                 true
             }

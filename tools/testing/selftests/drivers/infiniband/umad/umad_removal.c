@@ -417,7 +417,7 @@ static int kmsg_count(int fd, const char *text, const char *also_text, int *also
 /*
  * printk_ratelimited's limit, which ib_umad_rs keeps for what a program
  * can provoke: DEFAULT_RATELIMIT_BURST lines from one call site in each
- * DEFAULT_RATELIMIT_INTERVAL (5 * HZ jiffies; C's ___ratelimit() waits one
+ * DEFAULT_RATELIMIT_INTERVAL (5 * HZ jiffies; ___ratelimit() waits one
  * more). A window opens, with a line, at the first call after the last
  * window ended.
  */
