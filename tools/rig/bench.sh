@@ -78,6 +78,7 @@ bench_boot() { # clock cpus groups rounds
 	log=$(RIG_CPUS=$2 RIG_BENCH_GROUPS=$3 RIG_BENCH_ROUNDS=$4 RIG_QEMU_EXTRA=$extra \
 		bash "$RIG_DIR/vm.sh" "$flavour" bench) ||
 		die "the benchmark VM did not finish (log: $log)"
+	keep_passed_boot "$log"
 	cat "$log" >> "$clock_log"
 }
 

@@ -14,3 +14,4 @@ log=$(bash "$RIG_DIR/vm.sh" "$flavour" suite c,rust) || true
 python3 "$RIG_DIR/report.py" "$flavour" "$log" \
 	"$tests/expected-failures-c.txt" "$tests/expected-failures-rust.txt" \
 	"$tests/expected-skips.txt"
+keep_passed_boot "$log"

@@ -121,15 +121,18 @@ module_sources() { # dir
 
 # The rig's scripts of checks print a line per case, then "N passed, N
 # failed" (check_summary, whose status is 1 if any failed).
-checks_passed=0 checks_failed=0
+checks_passed=0 checks_failed=0 checks_lines=
 check_result() { # case, what failed or nothing
+	local line
 	if [ -z "$2" ]; then
-		echo "ok $1"
+		line="ok $1"
 		checks_passed=$((checks_passed + 1))
 	else
-		echo "not ok $1: $2"
+		line="not ok $1: $2"
 		checks_failed=$((checks_failed + 1))
 	fi
+	echo "$line"
+	checks_lines+=$line$'\n'
 }
 check_summary() {
 	echo "$checks_passed passed, $checks_failed failed"
@@ -145,4 +148,15 @@ is_debian_flavour() { # flavour
 # need be).
 debian_tree() { # flavour
 	(eval "$(bash "$RIG_DIR/debian-kernel.sh" "$1")" && echo "$kdir")
+}
+
+# Keeps the log of a boot that passed where vm.sh looks for it (the path
+# in $log.kept), in place of any older one of that flavour and mode.
+keep_passed_boot() { # log
+	local kept
+	kept=$(cat "$1.kept") || return 0
+	mkdir -p "$(dirname "$kept")"
+	[ "$1" -ef "$kept" ] || cp "$1" "$kept.new"
+	find "$(dirname "$kept")" -name "$(basename "${kept%-*}")-*.log" ! -name "$(basename "$kept")" -delete
+	[ ! -e "$kept.new" ] || mv "$kept.new" "$kept"
 }

@@ -8,9 +8,9 @@
 # caught when every test it names fails; the run fails when one of them
 # passes (it cannot see the fault) or does not run.
 #   mutants.sh [name...]   (every mutant when none is given)
-# Builds in the cache's module directory for that kernel, as test.sh's
-# debug lane does: run it on another cache (IB_UMAD_RS_CACHE) than a
-# test.sh running at the same time.
+# Builds in the cache's module directory for that kernel, as a boot of
+# that kernel does: run it on another cache (IB_UMAD_RS_CACHE) than a
+# differential.sh debug running at the same time.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 

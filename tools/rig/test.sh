@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Everything the project tests: installs what is missing, runs the host unit
-# tests, prepares Debian's kernels, generates and checks the patch series
-# and builds its kernel, runs the lints and the install checks, then the
-# differential suite on Debian's 7.3 and 7.2 kernels and on the series
-# kernel, and one round of the benchmark; the 6.12 debug kernel's build and
-# suite run beside all that, in a lane of their own.
-# Ends with a table of the steps (wall time, cold or warm cache, result)
-# and one line "total: N passed, N failed, N expected skips".
+# Everything the project tests: installs what is missing, prepares
+# Debian's kernels, generates and checks the patch series and builds its
+# kernel, runs the host unit tests, the lints and the install checks,
+# then the differential suite on Debian's 7.3 and 7.2 kernels and on the
+# series kernel, and one round of the benchmark; the rig's 6.12 kernel's
+# build and suite run beside all that, in a lane of their own with sid's
+# root. Ends with a table of the steps (wall time, CPU time, cold or warm
+# cache, result) and one line "total: N passed, N failed, N expected
+# skips".
 #
 # Which kernel runs what (the README says why):
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   sid     Debian's 7.2 (sid): the same
-#   series  7.3 with the patch series, KCSAN and lockdep: every test on
-#           ib_umad_rs; on C (with the series' fixes) what races, what the
-#           fixes change and the management stack; KUnit
-#   debug   6.12 (LLVM) with KASAN, lockdep, kmemleak and fault injection:
-#           every test on ib_umad_rs, and of C what compares under fault
-#           injection; 6.12's build, lints and boot
+#   series  7.3 with the patch series, with KCSAN, lockdep, kmemleak and
+#           fault injection: every test on ib_umad_rs; on C (with the
+#           series' fixes) what the fixes change, what compares under
+#           fault injection and the management stack; KUnit
+#   plain   the rig's 6.12 (LLVM): every test, both drivers; 6.12's build
+#           and lints
+# The rig's 6.12 debug (KASAN) and race (KCSAN on 6.12) kernels are for
+# runs by hand (differential.sh debug|race), as are the mutants.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -26,9 +29,13 @@ run_start=$(date +%s)
 # RIG_DEADLINE (vm.sh), so that a hung one fails by name and the table
 # still prints. A run by hand takes the time it takes.
 [ -z "${CI:-}" ] || export RIG_DEADLINE=$((run_start + ${RIG_MINUTES:-85} * 60))
+# A warm run repeats what changed: boots and install checks whose every
+# input is that of one that passed are not run again (vm.sh,
+# debian-install-checks.sh); their rows say warm.
+export RIG_REUSE_PASSED=1
 tmp=$(mktemp -d)
-debug_lane= beside=
-trap '[ -z "$debug_lane" ] || kill -- -"$debug_lane" 2>/dev/null
+lane= beside=
+trap '[ -z "$lane" ] || kill -- -"$lane" 2>/dev/null
 	[ -z "$beside" ] || kill $beside 2>/dev/null
 	rm -rf "$tmp"' EXIT
 trap 'log "stopped: the steps that ended"; summary; exit 1' TERM INT
@@ -120,7 +127,7 @@ summary() {
 			$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
 	done < "$tmp/steps"
 	total=$(($(date +%s) - run_start))
-	printf '%-62s %4d:%02d\n' "wall time (the debug lane ran beside the rest)" $((total / 60)) $((total % 60))
+	printf '%-62s %4d:%02d\n' "wall time (the 6.12 lane ran beside the rest)" $((total / 60)) $((total % 60))
 	while read -r failure; do
 		echo "failed: $failure"
 	done < "$tmp/failures"
@@ -130,52 +137,57 @@ summary() {
 
 step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
 
-# kernel.sh debug, saying whether the kernel was cached. Cold, it took 7
-# minutes alone on one 2-core machine of the project's kind, 21 on another
-# and 26 on a third beside the Debian roots' preparation (2026-11-27).
-debug_kernel() {
+# kernel.sh plain, saying whether the kernel was cached.
+kernel_612() {
 	local cached=cold
-	[ ! -e "$(kernel_build_dir debug)/.rig-built" ] || cached=warm
-	cache_note "$cached" "the 6.12 debug kernel"
-	bash "$RIG_DIR/kernel.sh" debug
+	[ ! -e "$(kernel_build_dir plain)/.rig-built" ] || cached=warm
+	cache_note "$cached" "the 6.12 kernel"
+	bash "$RIG_DIR/kernel.sh" plain
 }
 
-# The debug lane: the 6.12 debug kernel (its build needs nothing the other
-# steps make) and then its suite, the longest, beside the steps below. A
-# guest keeps about one of the two cores busy. Its own process group, which
-# the EXIT trap stops with its VM; its output is shown when it ends.
-debug_lane() {
-	local kdir
-	if step "6.12 debug kernel" one "$tmp/debug-kernel" debug_kernel; then
-		kdir=$(tail -n 1 "$tmp/debug-kernel")
-		echo "$kdir" > "$tmp/debug-kdir.new" && mv "$tmp/debug-kdir.new" "$tmp/debug-kdir"
-		step "suite: debug (6.12)" summary "$tmp/debug-suite" bash "$RIG_DIR/differential.sh" debug
+# The 6.12 lane, beside the main one: sid's root, then the rig's 6.12
+# kernel (6.12's build, and the kernel crate the lints check against)
+# and its whole suite, both drivers: nothing there needs what the main
+# lane makes. Its own process group, which the EXIT trap stops with its
+# VM; its output is shown when it ends.
+lane_612() {
+	if step "Debian's sid kernel: root, image, prepared tree" one "$tmp/root-sid" \
+		bash -c "bash '$RIG_DIR/debian-kernel.sh' sid > '$tmp/paths-sid.new'"; then
+		mv "$tmp/paths-sid.new" "$tmp/paths-sid"
 	else
-		: > "$tmp/debug-kdir"
+		: > "$tmp/paths-sid"
+	fi
+	if step "6.12 kernel" one "$tmp/kernel-612" kernel_612; then
+		tail -n 1 "$tmp/kernel-612" > "$tmp/kdir-612.new" && mv "$tmp/kdir-612.new" "$tmp/kdir-612"
+		step "suite: plain (6.12)" summary "$tmp/suite-612" bash "$RIG_DIR/differential.sh" plain
+	else
+		: > "$tmp/kdir-612"
 	fi
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step debug_kernel debug_lane)
-	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 debug_lane" &
-debug_lane=$!
+	$(declare -f timed step kernel_612 lane_612)
+	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 lane_612" &
+lane=$!
 # A step that ended without its row (its shell killed) fails.
 expect_row() { # name
 	grep -q "^$1"$'\t' "$tmp/steps" && return
 	printf '%s\t0\t-\t0\t1\t-\t0\n' "$1" >> "$tmp/steps"
 	echo "$1: ended without a result" >> "$tmp/failures"
 }
+# Waits for a file the lane writes (or for the lane, should it end
+# without it); the file is empty when its step failed.
+from_lane() { # file
+	while [ ! -e "$1" ] && kill -0 "$lane" 2>/dev/null; do sleep 5; done
+	[ -e "$1" ] || : > "$1"
+	cat "$1"
+}
 
-step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
-step "report.py's verdicts on made-up logs" one "$tmp/report-tests" \
-	python3 -m unittest discover -s "$RIG_DIR/tests"
-
-# Resolving a suite's versions asks the mirror; once a run is enough.
-for flavour in debian sid; do
-	step "Debian's $flavour kernel: root, image, prepared tree" one "$tmp/root-$flavour" \
-		bash -c "bash '$RIG_DIR/debian-kernel.sh' $flavour > '$tmp/paths-$flavour'" &&
-		declare -x "RIG_DEBIAN_$flavour=$(cat "$tmp/paths-$flavour")"
-done
-
+# The main lane: what leads to the series kernel's suite, the longest,
+# first. Resolving a suite's versions asks the mirror; once a run is
+# enough.
+step "Debian's debian kernel: root, image, prepared tree" one "$tmp/root-debian" \
+	bash -c "bash '$RIG_DIR/debian-kernel.sh' debian > '$tmp/paths-debian'" &&
+	declare -x "RIG_DEBIAN_debian=$(cat "$tmp/paths-debian")"
 step "series: generated, each patch through git am and checkpatch" summary "$tmp/series" \
 	bash "$REPO_DIR/tools/upstream/series.sh" --check
 step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/series-kernel" \
@@ -184,10 +196,17 @@ step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/ser
 # The series kernel's suite, in the background: a guest of two vCPUs
 # whose tests take their bounds from what they measure, beside the checks
 # below, which build and install on about one core.
-quiet=1 step "suite: series (7.3, KCSAN)" summary "$tmp/suite-series" bash "$RIG_DIR/differential.sh" series &
+quiet=1 step "suite: series (7.3, KCSAN, kmemleak, failslab)" summary "$tmp/suite-series" \
+	bash "$RIG_DIR/differential.sh" series &
 beside=$!
 
+step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
+step "report.py's verdicts on made-up logs" one "$tmp/report-tests" \
+	python3 -m unittest discover -s "$RIG_DIR/tests"
 step "build-for-debian.sh refusals" summary "$tmp/refusals" bash "$RIG_DIR/build-for-debian-checks.sh"
+
+paths_sid=$(from_lane "$tmp/paths-sid")
+[ -z "$paths_sid" ] || declare -x "RIG_DEBIAN_sid=$paths_sid"
 # Each flavour's cases run in overlays of its own root: the two at once.
 quiet=1 step "install checks (debian): skipped, dpkg unbroken" summary "$tmp/install-debian" \
 	bash "$RIG_DIR/debian-install-checks.sh" debian &
@@ -199,41 +218,37 @@ beside=${beside% *}
 expect_row "install checks (debian): skipped, dpkg unbroken"
 cat "$tmp/install-debian"
 
-# The lints build against the 6.12 kernel crate too: wait for the lane's
-# kernel (or for the lane, should it end without one).
-while [ ! -e "$tmp/debug-kdir" ] && kill -0 "$debug_lane" 2>/dev/null; do sleep 5; done
-[ -e "$tmp/debug-kdir" ] || : > "$tmp/debug-kdir"
+# The lints build against the 6.12 kernel crate too.
+kdir_612=$(from_lane "$tmp/kdir-612")
 lints() {
-	local kdir debian sid
-	kdir=$(cat "$tmp/debug-kdir")
-	[ -n "$kdir" ] || die "no 6.12 kernel to lint against"
+	local debian sid
+	[ -n "$kdir_612" ] || die "no 6.12 kernel to lint against"
 	debian=$(debian_tree debian) && sid=$(debian_tree sid) &&
-		bash "$RIG_DIR/lint.sh" "$kdir" "$debian" "$sid"
+		bash "$RIG_DIR/lint.sh" "$kdir_612" "$debian" "$sid"
 }
 step "lints: rustfmt, clippy (6.12, 7.3, 7.2), C warnings as errors" one "$tmp/lints" lints
+
+# Debian's two guests are single-threaded TCG (vm.sh says why): one core
+# each, so they run at once, beside the series suite's end.
+quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/differential.sh" debian &
+beside+=" $!"
+step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid
+wait "${beside##* }"
+beside=${beside% *}
+expect_row "suite: debian (7.3)"
+cat "$tmp/suite-debian" "$tmp/suite-sid"
 
 log "waiting for the series suite"
 wait "$beside"
 beside=
-expect_row "suite: series (7.3, KCSAN)"
+expect_row "suite: series (7.3, KCSAN, kmemleak, failslab)"
 cat "$tmp/suite-series"
 
-# Debian's two guests are single-threaded TCG (vm.sh says why): one core
-# each, so they run at once.
-quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/differential.sh" debian &
-beside=$!
-quiet=1 step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid
-wait "$beside"
-beside=
-expect_row "suite: debian (7.3)"
-cat "$tmp/suite-debian" "$tmp/suite-sid"
-
-# One round per driver, in one boot, shows the benchmark works; its figures
-# mean little beside the debug lane's VM. Those in the README come from
-# bench.sh with more rounds, under both clocks (the README says how). It is
-# not judged, so a run too close to its deadline for a round (up to 20
-# minutes beside another guest, 2026-11-28) leaves it out rather than fail
-# for want of time, and says so in its row.
+# One round per driver, in one boot, shows the benchmark works. Those in
+# the README come from bench.sh with more rounds, under both clocks (the
+# README says how). It is not judged, so a run too close to its deadline
+# for a round (up to 20 minutes beside another guest, 2026-11-28) leaves
+# it out rather than fail for want of time, and says so in its row.
 bench_left=$((${RIG_DEADLINE:-0} - $(date +%s)))
 if [ -n "${RIG_DEADLINE:-}" ] && [ "$bench_left" -lt $((20 * 60)) ]; then
 	log "benchmark left out: $((bench_left / 60)) minutes before the run's deadline"
@@ -244,12 +259,13 @@ else
 		env RIG_BENCH_ROUNDS=1 RIG_BENCH_CLOCKS=tcg bash "$RIG_DIR/bench.sh" debian
 fi
 
-log "waiting for the debug lane (6.12 kernel and suite)"
-wait "$debug_lane"
-debug_lane=
-cat "$tmp/debug-kernel" "$tmp/debug-suite" 2>/dev/null
-expect_row "6.12 debug kernel"
-[ ! -s "$tmp/debug-kdir" ] || expect_row "suite: debug (6.12)"
+log "waiting for the 6.12 lane (sid's root, the 6.12 kernel and suite)"
+wait "$lane"
+lane=
+cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" 2>/dev/null
+expect_row "Debian's sid kernel: root, image, prepared tree"
+expect_row "6.12 kernel"
+[ ! -s "$tmp/kdir-612" ] || expect_row "suite: plain (6.12)"
 
 summary
 [ "$failed" -eq 0 ]

@@ -16,7 +16,7 @@
  * A timeout report reuses the sent packet in both drivers, so it has no
  * allocation to fail. The rig's kmemleak pass after the phase shows nothing
  * leaked. Needs a kernel with CONFIG_FAILSLAB, fault injection's debugfs and
- * its stack filter (the debug flavour); skipped elsewhere.
+ * its stack filter (the debug and series flavours); skipped elsewhere.
  */
 #include <arpa/inet.h>
 #include <poll.h>
