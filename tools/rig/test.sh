@@ -13,8 +13,8 @@
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   sid     Debian's 7.2 (sid): the same
-#   series  7.3 with the patch series, with KCSAN, lockdep, kmemleak and
-#           fault injection: every test on ib_umad_rs; on C (with the
+#   series  7.3 with the patch series, with lockdep, SLUB's debugging,
+#           KFENCE, kmemleak and fault injection: every test on ib_umad_rs; on C (with the
 #           series' fixes) what the fixes change, what compares under
 #           fault injection and the management stack; KUnit
 #   plain   the rig's 6.12 (LLVM): every test, both drivers; 6.12's build
@@ -196,7 +196,7 @@ step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/ser
 # The series kernel's suite, in the background: a guest of two vCPUs
 # whose tests take their bounds from what they measure, beside the checks
 # below, which build and install on about one core.
-quiet=1 step "suite: series (7.3, KCSAN, kmemleak, failslab)" summary "$tmp/suite-series" \
+quiet=1 step "suite: series (7.3, lockdep, slub_debug, KFENCE, kmemleak, failslab)" summary "$tmp/suite-series" \
 	bash "$RIG_DIR/differential.sh" series &
 beside=$!
 
@@ -241,7 +241,7 @@ cat "$tmp/suite-debian" "$tmp/suite-sid"
 log "waiting for the series suite"
 wait "$beside"
 beside=
-expect_row "suite: series (7.3, KCSAN, kmemleak, failslab)"
+expect_row "suite: series (7.3, lockdep, slub_debug, KFENCE, kmemleak, failslab)"
 cat "$tmp/suite-series"
 
 # One round per driver, in one boot, shows the benchmark works. Those in

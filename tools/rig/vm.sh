@@ -201,7 +201,8 @@ done
 # test_timeout before the guest stops it (it fails alone, by name), and the
 # VM gets room for every program of every driver at a typical pace, plus
 # one that runs out its time. Kernels with sanitizers (debug, race, and
-# series with KCSAN and kmemleak) run several times slower. A program's own limit is
+# series with SLUB's debugging, lockdep and kmemleak) run several times
+# slower. A program's own limit is
 # for a hang, not for pace: a guest that shares its cores with two others
 # (test.sh) or a kernel build runs at a fraction of its speed.
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
@@ -249,6 +250,10 @@ cmdline+=" rig.flavour=$flavour"
 # reads KTAP and reports from dmesg, not the console, so the console
 # keeps only warnings and worse there.
 [ "$flavour" != series ] || cmdline+=" loglevel=5"
+# SLUB's debugging on every cache, for the series kernel's checks
+# (tools/upstream/kernel.config): red zones, poisoning, consistency checks
+# and the allocating and freeing call sites in its reports.
+[ "$flavour" != series ] || cmdline+=" slub_debug=FZPU"
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the plain and debug kernels' to run.
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then

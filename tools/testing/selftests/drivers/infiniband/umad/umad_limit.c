@@ -7,9 +7,10 @@
  *
  * The MADs go over ib_loopback's fabric (test_modules/ib_loopback.c, loaded
  * here unless it is), a copy and a workqueue, which costs a fraction of
- * rxe's UDP path. Under KASAN or KCSAN and TCG they still take minutes a
- * driver (8 on a loaded guest, past the rig's limit for a program), so on
- * the rig's sanitizer kernels (RIG_KERNEL debug, series, race) this SKIPs:
+ * rxe's UDP path. Under KASAN, KCSAN or SLUB's debugging and TCG they
+ * still take minutes a driver (8 on a loaded guest, past the rig's limit
+ * for a program), so on the rig's debugging kernels (RIG_KERNEL debug,
+ * series, race) this SKIPs:
  * the limit's code is the same on every kernel, and Debian's run it.
  */
 #include <endian.h>
@@ -157,7 +158,7 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 
 	if (kernel && (!strcmp(kernel, "debug") || !strcmp(kernel, "series") ||
 		       !strcmp(kernel, "race")))
-		SKIP(return, "202000 MADs take minutes under KASAN or KCSAN: others run it");
+		SKIP(return, "202000 MADs take minutes on the rig's debugging kernels: others run it");
 
 	ASSERT_EQ(0, umad_init());
 	ASSERT_EQ(0, open_port(&client, "iblo0", "iblo1", NULL));
