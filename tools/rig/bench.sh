@@ -78,11 +78,12 @@ bench_boot() { # clock cpus groups rounds
 	log=$(RIG_CPUS=$2 RIG_BENCH_GROUPS=$3 RIG_BENCH_ROUNDS=$4 RIG_QEMU_EXTRA=$extra \
 		bash "$RIG_DIR/vm.sh" "$flavour" bench) ||
 		die "the benchmark VM did not finish (log: $log)"
-	keep_passed_boot "$log"
+	boot_logs+=("$log")
 	cat "$log" >> "$clock_log"
 }
 
 mkdir -p "$REPO_DIR/build/bench" "$REPO_DIR/build/logs"
+boot_logs=()
 for clock in ${RIG_BENCH_CLOCKS:-tcg icount}; do
 	clock_log=$REPO_DIR/build/logs/$flavour-bench-$clock.log
 	rm -f "$clock_log"
@@ -97,4 +98,7 @@ for clock in ${RIG_BENCH_CLOCKS:-tcg icount}; do
 	# Debian's python3, which has Debian's matplotlib (setup.sh).
 	/usr/bin/python3 "$RIG_DIR/bench-report.py" "$flavour kernel, $title" "$clock_log" \
 		"$REPO_DIR/build/bench/$flavour-$clock"
+done
+for boot_log in "${boot_logs[@]}"; do
+	keep_passed_boot "$boot_log"
 done

@@ -34,7 +34,7 @@ lock_dir "$work"
 # under RIG_REUSE_PASSED (test.sh), cases that all passed for the same
 # three are not run again.
 passed=$work.passed
-key=$({ cat "$root/build/pkg/.rig-key"; echo "$root"; cat "$0" "$RIG_DIR/lib.sh"; } |
+key=$({ cat "$root/build/pkg/.rig-key"; echo "$root"; cat "$0" "$RIG_DIR/lib.sh" "$RIG_DIR/debian-package.sh"; } |
 	sha256sum | cut -c1-16)
 if [ -n "${RIG_REUSE_PASSED:-}" ] && [ "$(head -n 1 "$passed" 2>/dev/null)" = "$key" ]; then
 	cache_note warm "the $flavour install checks: they passed for this package, root and checks"
@@ -43,6 +43,7 @@ if [ -n "${RIG_REUSE_PASSED:-}" ] && [ "$(head -n 1 "$passed" 2>/dev/null)" = "$
 	exit 0
 fi
 [ -z "${RIG_REUSE_PASSED:-}" ] || cache_note cold "the $flavour install checks"
+rm -f "$passed"
 
 result() { check_result "$flavour:$1" "$2"; }
 
@@ -158,4 +159,4 @@ fi
 close_case
 
 check_summary || exit
-printf '%s\n%s' "$key" "$checks_lines" > "$passed"
+printf '%s\n%s' "$key" "$checks_lines" > "$passed.new" && mv "$passed.new" "$passed"

@@ -151,12 +151,13 @@ debian_tree() { # flavour
 }
 
 # Keeps the log of a boot that passed where vm.sh looks for it (the path
-# in $log.kept), in place of any older one of that flavour and mode.
+# in $log.kept), with the time it ran, in place of any older one of that
+# flavour, mode and command line. Runs sharing the cache take turns.
 keep_passed_boot() { # log
-	local kept
-	kept=$(cat "$1.kept") || return 0
-	mkdir -p "$(dirname "$kept")"
-	[ "$1" -ef "$kept" ] || cp "$1" "$kept.new"
-	find "$(dirname "$kept")" -name "$(basename "${kept%-*}")-*.log" ! -name "$(basename "$kept")" -delete
-	[ ! -e "$kept.new" ] || mv "$kept.new" "$kept"
+	(
+		kept=$(cat "$1.kept") && lock_dir "$(dirname "$kept")" &&
+			cp -p "$1" "$kept.new" && mv "$kept.new" "$kept" &&
+			find "$(dirname "$kept")" -name "$(basename "${kept%-*}")-*.log" \
+				! -name "$(basename "$kept")" -delete
+	) || log "the boot's log ($1) was not kept: the next run boots again"
 }

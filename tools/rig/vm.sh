@@ -11,10 +11,10 @@
 # Debian's own (debian-kernel.sh), and series: the 7.3 kernel with the
 # patch series, both drivers built in its tree (tools/upstream/build.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
-# RIG_C_TESTS=a,b only those against C (debug: umad_faults,umad_opensm.sh);
+# RIG_C_TESTS=a,b only those against C (series and debug have their own);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
-# RIG_TEST_TIMEOUT=s gives each test program s seconds (300; 600 off plain);
+# RIG_TEST_TIMEOUT=s gives each test program s seconds (600);
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8), of
 # RIG_PROFILE_GROUPS (umad_bench's groups: all) on RIG_PROFILE_DEVICE (rxe,
 # the default, or iblo: ib_loopback); RIG_QEMU_EXTRA
@@ -200,10 +200,9 @@ done
 # Time limits from what the boot runs: each test program may take
 # test_timeout before the guest stops it (it fails alone, by name), and the
 # VM gets room for every program of every driver at a typical pace, plus
-# one that runs out its time. Kernels with sanitizers (debug, race, and
-# series with SLUB's debugging, lockdep and kmemleak) run several times
-# slower. A program's own limit is
-# for a hang, not for pace: a guest that shares its cores with two others
+# one that runs out its time. Kernels with sanitizers or debugging (debug,
+# race, and series with SLUB's debugging, lockdep and kmemleak) run
+# several times slower. A program's own limit is for a hang, not for pace: a guest that shares its cores with two others
 # (test.sh) or a kernel build runs at a fraction of its speed.
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
@@ -255,7 +254,7 @@ cmdline+=" rig.flavour=$flavour"
 # and the allocating and freeing call sites in its reports.
 [ "$flavour" != series ] || cmdline+=" slub_debug=FZPU"
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
-# the suite is the plain and debug kernels' to run.
+# the suite is the other kernels' to run.
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
 	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm,umad_sysfs
 fi
@@ -298,35 +297,33 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 tcg_threads=multi
 case ${RIG_QEMU_EXTRA:-} in *icount*) tcg_threads=single ;; esac
 ! is_debian_flavour "$flavour" || tcg_threads=single
-# A boot's inputs: the kernel, every file of the initramfs, the command
-# line and QEMU's options. Under RIG_REUSE_PASSED (test.sh), a suite or
+# shellcheck disable=SC2206 # RIG_QEMU_EXTRA is options, split as such
+qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048
+	-nographic -no-reboot -nic none -monitor none -serial stdio -kernel "$vmlinuz" -initrd "$initramfs"
+	-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline")
+# A boot's inputs: the kernel, every file of the initramfs and QEMU (its
+# version and command line). Under RIG_REUSE_PASSED (test.sh), a suite or
 # benchmark boot whose inputs are those of one that passed is not run
 # again: the log of that one stands for it. differential.sh and bench.sh
-# keep the log of a boot that passed, at the path in $log.kept.
+# keep the log of a boot that passed (keep_passed_boot), at the path in
+# $log.kept: one per flavour, mode and command line.
 boot_key=$({
-	sha256sum < "$vmlinuz"
-	cd "$stage"
-	find . -printf '%p %y %m %l\n' | LC_ALL=C sort
-	find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-	echo "$cmdline $RIG_CPUS $tcg_threads ${RIG_QEMU_EXTRA:-}"
-} | sha256sum | cut -c1-16)
-kept=$RIG_CACHE/boots/$flavour-$mode-$boot_key.log
+	sha256sum < "$vmlinuz" &&
+		(cd "$stage" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+			find . -type f -print0 | LC_ALL=C sort -z | xargs -r0 sha256sum) &&
+		"${qemu[0]}" --version && printf '%s\n' "${qemu[@]}"
+} | sha256sum | cut -c1-16) || die "could not read the boot's inputs"
+kept=$RIG_CACHE/boots/$flavour-$mode-$(printf '%s' "$cmdline" | sha256sum | cut -c1-8)-$boot_key.log
 echo "$kept" > "$log.kept"
-if [ -n "${RIG_REUSE_PASSED:-}" ] && [ -e "$kept" ]; then
-	cache_note warm "the $flavour $mode boot: one with the same inputs passed, $(date -r "$kept" '+%F %R')"
-	cp "$kept" "$log"
+if [ -n "${RIG_REUSE_PASSED:-}" ] && cp -p "$kept" "$log" 2> /dev/null; then
+	cache_note warm "the $flavour $mode boot: one with the same inputs passed, $(date -r "$log" '+%F %R')"
 	echo "$log"
 	exit 0
 fi
 [ -z "${RIG_REUSE_PASSED:-}" ] || cache_note cold "the $flavour $mode boot"
 log "booting the $flavour kernel ($mode, $RIG_CPUS CPUs, ${VM_TIMEOUT}s at most); serial log in $log"
 status=0
-timeout --foreground -k 10 "$VM_TIMEOUT" \
-	qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048 -nographic -no-reboot \
-		-nic none -monitor none -serial stdio \
-		-kernel "$vmlinuz" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline" \
-	< /dev/null > "$log" 2>&1 || status=$?
+timeout --foreground -k 10 "$VM_TIMEOUT" "${qemu[@]}" < /dev/null > "$log" 2>&1 || status=$?
 # Plain text: no carriage returns, no terminal escapes from the firmware.
 sed -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' "$log" > "$log.tmp" &&
 	mv "$log.tmp" "$log"

@@ -158,7 +158,7 @@ TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 
 	if (kernel && (!strcmp(kernel, "debug") || !strcmp(kernel, "series") ||
 		       !strcmp(kernel, "race")))
-		SKIP(return, "202000 MADs take minutes on the rig's debugging kernels: others run it");
+		SKIP(return, "202000 MADs take minutes on the debugging kernels: others run it");
 
 	ASSERT_EQ(0, umad_init());
 	ASSERT_EQ(0, open_port(&client, "iblo0", "iblo1", NULL));
