@@ -30,6 +30,7 @@
 #include "umad_ud.h"
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
+#define KUNIT_FILTER_GLOB "/sys/module/kunit/parameters/filter_glob"
 #define HDR 64
 #define MAD 256
 #define VENDOR1_CLASS 0x0a
@@ -446,7 +447,8 @@ static bool same_nodes(struct __test_metadata *_metadata, const struct mad_node 
 
 /* The harness has per-test timeouts only for fixtures. */
 FIXTURE(load) {
-	int unused;
+	char kunit_glob[256];
+	bool kunit_filtered;
 };
 
 FIXTURE_SETUP(load)
@@ -458,6 +460,10 @@ FIXTURE_TEARDOWN(load)
 	fail_nth(0);
 	fail_nothing();
 	write_attr(FAILSLAB "ignore-gfp-wait", "Y");
+	/* "(null)", KUnit's default, runs every suite, as "*.*" does. */
+	if (self->kunit_filtered)
+		write_attr(KUNIT_FILTER_GLOB,
+			   strcmp(self->kunit_glob, "(null)") ? self->kunit_glob : "*.*");
 }
 
 /*
@@ -503,6 +509,16 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 		ASSERT_EQ(0, function_range(NULL, "sysfs_slab_add", &start, &end));
 		ASSERT_EQ(0, fail_range("reject", start, end));
 		ASSERT_EQ(0, write_attr(FAILSLAB "stacktrace-depth", "32"));
+	}
+	/*
+	 * A kernel with KUnit runs a module's suites at each of its loads, in
+	 * do_init_module(): their allocations are not the driver's init's, and
+	 * every load would run them all again. None runs while loads fail
+	 * (kunit.filter_glob; the teardown puts it back).
+	 */
+	if (!read_attr(KUNIT_FILTER_GLOB, self->kunit_glob, sizeof(self->kunit_glob))) {
+		ASSERT_EQ(0, write_attr(KUNIT_FILTER_GLOB, "umad_faults_runs_no_suite"));
+		self->kunit_filtered = true;
 	}
 	ASSERT_EQ(0, unload_module(name));
 
