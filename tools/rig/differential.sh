@@ -2,11 +2,11 @@
 # One VM boot: the selftests against the kernel's C ib_umad, then against
 # ib_umad_rs, judged side by side against the expected-failure lists and
 # the list of expected skips.
-#   differential.sh <plain|debug|race|debian|sid|series>
+#   differential.sh <plain|debug|race|lean|debian|sid|series>
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: differential.sh <plain|debug|race|debian|sid|series>}
+flavour=${1:?usage: differential.sh <plain|debug|race|lean|debian|sid|series>}
 tests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
 # vm.sh fails when the guest did not finish; report.py says so too.
 log=$(bash "$RIG_DIR/vm.sh" "$flavour" suite c,rust) || true

@@ -31,13 +31,19 @@ kernel_src_dir() {
 	echo "$RIG_CACHE/src/$(kernel_src_version)/linux-source-6.12"
 }
 
+# The configuration fragments of a flavour of kernel.sh, one a line.
+kernel_fragments() {
+	echo "$RIG_DIR/kernel/base.config"
+	[ "$1" = lean ] || echo "$RIG_DIR/kernel/suite.config"
+	case $1 in debug | race) echo "$RIG_DIR/kernel/$1.config" ;; esac
+}
+
 # Build directory of a flavour: keyed by everything that changes its output.
 kernel_build_dir() {
 	local flavour=$1 key
 	key=$({
 		kernel_src_version
-		cat "$RIG_DIR/kernel/base.config"
-		[ "$flavour" = plain ] || cat "$RIG_DIR/kernel/$flavour.config"
+		kernel_fragments "$flavour" | xargs -d "\n" cat
 		cat "$RIG_DIR/kernel.sh"
 		"$RUST_BIN/rustc" --version
 		"$BINDGEN_BIN" --version

@@ -67,7 +67,7 @@ import sys
 from dataclasses import dataclass, field
 
 DRIVERS = ("c", "rust")
-FLAVOURS = ("debian", "sid", "series", "debug", "race", "plain")
+FLAVOURS = ("debian", "sid", "series", "debug", "race", "plain", "lean")
 # KTAP: "ok|not ok <number> [<description>] [# <directive> [<reason>]]".
 RESULT = re.compile(r"(ok|not ok) (\d+)(?: (.*))?$")
 PLAN = re.compile(r"1\.\.(\d+)\s*(?:#\s*(.*))?$")

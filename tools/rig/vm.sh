@@ -6,7 +6,7 @@
 #   vm.sh <flavour> bench            umad_bench against each driver
 #   vm.sh plain profile              the same under the host's perf
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
-# Flavours: plain, debug, race (the rig's 6.12 kernels, kernel.sh), debian
+# Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh), debian
 # (trixie-backports' 7.3 image and modules) and sid (sid's 7.2), each
 # Debian's own (debian-kernel.sh), and series: the 7.3 kernel with the
 # patch series, both drivers built in its tree (tools/upstream/build.sh).
@@ -25,15 +25,18 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|debian|sid|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|sid|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
 # Guests get RIG_CPUS vCPUs (at least 2 for the suites: the race tests need
 # CPUs running at once; the benchmark's instruction clock and the tracer
-# take one), each a host thread of multi-threaded TCG; the guest fails a
-# boot that brings up fewer.
-RIG_CPUS=${RIG_CPUS:-2}
+# take one, and so does the lean kernel, which has no SMP), each a host
+# thread of multi-threaded TCG; the guest fails a boot that brings up
+# fewer.
+default_cpus=2
+[ "$flavour" != lean ] || default_cpus=1
+RIG_CPUS=${RIG_CPUS:-$default_cpus}
 
 if is_debian_flavour "$flavour"; then
 	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
@@ -207,7 +210,7 @@ done
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
-if [ "$flavour" = plain ] || is_debian_flavour "$flavour"; then
+if [ "$flavour" = plain ] || [ "$flavour" = lean ] || is_debian_flavour "$flavour"; then
 	pace=30
 else
 	pace=90
@@ -253,6 +256,13 @@ cmdline+=" rig.flavour=$flavour"
 # (tools/upstream/kernel.config): red zones, poisoning, consistency checks
 # and the allocating and freeing call sites in its reports.
 [ "$flavour" != series ] || cmdline+=" slub_debug=FZPU"
+# The lean kernel (one CPU, no 32-bit programs) runs every test of both
+# drivers but the concurrent soak, the receive limit's 202000 MADs, which
+# the Debian kernels' suites have, and the 32-bit programs.
+if [ "$flavour" = lean ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+	RIG_TESTS=$(cd "$stage/tests" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' |
+		grep -vxE 'umad_stress|umad_limit|umad_.*_32' | LC_ALL=C sort | paste -sd,)
+fi
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the other kernels' to run.
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then

@@ -8,7 +8,7 @@
 # it touches rust/, make rustdoc is clean. Then builds the selftests' test
 # modules against the whole series, for the series flavour's boot
 # (tools/rig/vm.sh series). The configuration is the rig's test kernel
-# (tools/rig/kernel/base.config) plus kernel.config here.
+# (tools/rig/kernel/base.config and suite.config) plus kernel.config here.
 # One line per patch, then "N passed, N failed".
 # The objects stay in the root, one build directory for every patch: each
 # patch's build is incremental on the one before, and a patch whose tree
@@ -44,7 +44,8 @@ kmake=(make -C "$tree" "O=$outdir")
 jobs=-j$(($(nproc) + 1))
 
 base=$(git -C "$work" rev-list --max-parents=0 series)
-config_key=$(cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" | sha256sum | cut -c1-16)
+fragments=("$RIG_DIR/kernel/base.config" "$RIG_DIR/kernel/suite.config" "$here/kernel.config")
+config_key=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 # A patch's result holds for its tree and these checks.
 checks_key=$(sha256sum "$0" | cut -c1-16)
 if [ "$(cat "$root$outdir/.rig-config" 2>/dev/null)" != "$config_key" ]; then
@@ -53,7 +54,7 @@ if [ "$(cat "$root$outdir/.rig-config" 2>/dev/null)" != "$config_key" ]; then
 	mkdir -p "$root$outdir/.rig-patch"
 	git -C "$work" checkout -q -f series
 	in_root "${kmake[@]}" -s tinyconfig
-	cat "$RIG_DIR/kernel/base.config" "$here/kernel.config" > "$root$outdir/rig.config"
+	cat "${fragments[@]}" > "$root$outdir/rig.config"
 	echo "$config_key" > "$root$outdir/.rig-config"
 fi
 # The fragment again at each patch: an option its Kconfig does not have
