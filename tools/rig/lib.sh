@@ -162,6 +162,7 @@ debian_tree() { # flavour
 keep_passed_boot() { # log
 	(
 		kept=$(cat "$1.kept") && lock_dir "$(dirname "$kept")" &&
+			mkdir -p "$(dirname "$kept")" &&
 			cp -p "$1" "$kept.new" && mv "$kept.new" "$kept" &&
 			find "$(dirname "$kept")" -name "$(basename "${kept%-*}")-*.log" \
 				! -name "$(basename "$kept")" -delete
