@@ -152,13 +152,10 @@ kernel_612() {
 # 6.12 kernel (6.12's build, and the kernel crate the lints check
 # against) and its suite, both drivers: nothing there needs what the main
 # lane makes. Its own process group, which the EXIT trap stops with its
-# VM; its output is shown when it ends. It runs at a lower priority
-# (nice 10), filling what the main lane leaves of the two cores: the
-# main lane leads to the longest step, the series suite, and what delays
-# that delays the run's end. Its own session is its own scheduling group
-# where the kernel groups tasks by session (SCHED_AUTOGROUP, as Debian's
-# kernels do), and a nice weighs only within its group: the group's nice
-# is set as well.
+# VM; its output is shown when it ends. A session of its own is a
+# scheduling group of its own where the kernel groups tasks by session
+# (SCHED_AUTOGROUP, as Debian's kernels do): the two lanes share the
+# cores evenly whatever their nice values.
 lane_612() {
 	if step "Debian's sid kernel: root, image, prepared tree" one "$tmp/root-sid" \
 		bash -c "bash '$RIG_DIR/debian-kernel.sh' sid > '$tmp/paths-sid.new'"; then
@@ -173,8 +170,7 @@ lane_612() {
 		: > "$tmp/kdir-612"
 	fi
 }
-quiet=1 setsid nice -n 10 bash -c "{ echo 10 > /proc/self/autogroup; } 2> /dev/null
-	source $(printf %q "$RIG_DIR/lib.sh")
+quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
 	$(declare -f timed step kernel_612 lane_612)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 lane_612" &
 lane=$!
@@ -209,7 +205,8 @@ step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/ser
 quiet=1 step "suite: series (7.3, lockdep, SLUB, KFENCE, kmemleak)" summary "$tmp/suite-series" \
 	bash "$RIG_DIR/differential.sh" series &
 beside=$!
-# What follows yields to the series suite as the 6.12 lane does.
+# What follows in this lane yields to the series suite: the longest
+# step, whose end a delay there delays.
 renice -n 10 -p $$ > /dev/null
 
 step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
@@ -230,15 +227,7 @@ beside=${beside% *}
 expect_row "install checks (debian): skipped, dpkg unbroken"
 cat "$tmp/install-debian"
 
-# Debian's two guests are single-threaded TCG (vm.sh says why): one core
-# each, so they run at once, beside the series suite and the lints.
-quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/differential.sh" debian &
-beside+=" $!"
-quiet=1 step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid &
-beside+=" $!"
-
-# The lints build against the 6.12 kernel crate too: they wait for the
-# lane's kernel, where the suites above need not.
+# The lints build against the 6.12 kernel crate too.
 kdir_612=$(from_lane "$tmp/kdir-612")
 lints() {
 	local debian sid
@@ -248,13 +237,14 @@ lints() {
 }
 step "lints: rustfmt, clippy (6.12, 7.3, 7.2), C warnings as errors" one "$tmp/lints" lints
 
-# The two suites, the last two of beside's jobs.
-wait "${beside##* }"
-beside=${beside% *}
+# Debian's two guests are single-threaded TCG (vm.sh says why): one core
+# each, so they run at once, beside the series suite's end.
+quiet=1 step "suite: debian (7.3)" summary "$tmp/suite-debian" bash "$RIG_DIR/differential.sh" debian &
+beside+=" $!"
+quiet=1 step "suite: sid (7.2)" summary "$tmp/suite-sid" bash "$RIG_DIR/differential.sh" sid
 wait "${beside##* }"
 beside=${beside% *}
 expect_row "suite: debian (7.3)"
-expect_row "suite: sid (7.2)"
 cat "$tmp/suite-debian" "$tmp/suite-sid"
 
 log "waiting for the series suite"
