@@ -272,7 +272,7 @@ def abstractions(module):
 
 
 def crate_path(path):
-    """rust/kernel/sync/poll/wait_queue.rs: kernel::sync::poll::wait_queue."""
+    """rust/kernel/print/ratelimit.rs: kernel::print::ratelimit."""
     return "kernel::" + path[len("rust/kernel/"):-len(".rs")].replace("/", "::")
 
 

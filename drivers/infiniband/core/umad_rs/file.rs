@@ -15,10 +15,9 @@
 use crate::{
     glue::{
         chrdev::file::poll_bits,
-        compat::{self, warn_on_once, ARef, LocalFile, MutexGuard, PollTable},
+        compat::{self, warn_on_once, ARef, LocalFile, MutexGuard, PollCondVarBox, PollTable},
         nospec::array_index_nospec,
         trace,
-        wait_queue::WaitQueue,
     },
     infiniband::mad::{
         AddressVector, Agent, AgentId, GlobalRoute, MadHandler, ReceivedMad, RecvCompletion,
@@ -68,8 +67,7 @@ pub(crate) struct UmadFile {
     #[pin]
     sends: SpinLock<SendTable>,
     /// Readers and pollers wait here.
-    #[pin]
-    wait: WaitQueue,
+    wait: PollCondVarBox,
     /// `state.received`'s length (changed under `state`), for the receive
     /// limit and the lockless readiness checks of `poll` and a blocked
     /// read.
@@ -167,7 +165,7 @@ impl UmadFile {
                     received: PacketList::new(),
                 }),
                 sends <- new_spinlock!(SendTable::new()),
-                wait <- WaitQueue::new(c_str!("umad_file"), kernel::static_lock_class!()),
+                wait: PollCondVarBox::new(c_str!("umad_file"), kernel::static_lock_class!())?,
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
                 new_layout: AtomicBool::new(false),
@@ -196,7 +194,7 @@ impl UmadFile {
     pub(crate) fn kill(&self, port: &PortGuard<'_>) {
         let state = self.state.lock();
         self.dead.store(true, Ordering::Release);
-        self.wait.wake_up();
+        self.wait.notify_all();
         self.retire_agents(state, port);
     }
 
@@ -242,8 +240,9 @@ impl UmadFile {
                 return Err(EAGAIN);
             }
             // Unlike ib_umad, device removal ends the wait too.
-            self.wait
-                .wait_interruptible(|| self.queued.load(Ordering::Relaxed) > 0 || self.is_dead())?;
+            self.wait.wait_interruptible_until(|| {
+                self.queued.load(Ordering::Relaxed) > 0 || self.is_dead()
+            })?;
         };
         // The header as the file has it now, as ib_umad's `hdr_size(file)`
         // at the copy: a first REGISTER_AGENT2 while the read waited makes
@@ -265,7 +264,7 @@ impl UmadFile {
             self.queued.fetch_add(1, Ordering::Relaxed);
             // A reader that found the queue empty meanwhile may have it
             // now (ib_umad leaves it asleep until the next arrival).
-            self.wait.wake_up();
+            self.wait.notify_all();
         }
         copied
     }
@@ -278,9 +277,7 @@ impl UmadFile {
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &LocalFile, table: &PollTable<'_>) -> u32 {
-        // SAFETY: the queue is this file's state's, which the file holds
-        // until its `release`.
-        unsafe { self.wait.register(file, table) };
+        table.register_wait(file, &self.wait);
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {
@@ -408,7 +405,7 @@ impl UmadFile {
         packet.set_id(id);
         state.received.push_back(packet);
         self.queued.fetch_add(1, Ordering::Relaxed);
-        self.wait.wake_up();
+        self.wait.notify_all();
     }
 }
 

@@ -10,11 +10,11 @@
 //!   logic never uses them (`tools/rig/lint.sh` checks).
 //! - `compat`: what differs between the kernels the module builds for,
 //!   and what the `kernel` crate has only with the series' patches to it
-//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`).
+//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`, a
+//!   lock-free wait on a `PollCondVarBox` that a `LocalFile` polls).
 //! - `chrdev`: device number regions, a class, device nodes, the file
 //!   operations of their files (`chrdev::file`), and the class's and its
 //!   devices' read-only attributes (`chrdev::attributes`).
-//! - `wait_queue`: a wait queue that can be polled.
 //! - `ratelimit`: rate limits for messages userspace can provoke.
 //! - `nospec`: speculation-safe indexing.
 //! - `trace`: the C tracepoints.
@@ -29,4 +29,3 @@ pub(crate) mod compat;
 pub(crate) mod nospec;
 pub(crate) mod ratelimit;
 pub(crate) mod trace;
-pub(crate) mod wait_queue;

@@ -97,14 +97,257 @@ impl LocalFile {
     }
 }
 
-/// The `poll_table` of a `poll` call.
-#[cfg(not(umad_rs_kernel_wait_queue))]
-pub(crate) use super::wait_queue::PollTable;
-/// The `poll_table` of a `poll` call: the `kernel` crate's `PollTable`
-/// where the crate has `WaitQueue`, which registers with it; the glue's
-/// before (the crate's keeps its pointer to itself).
-#[cfg(umad_rs_kernel_wait_queue)]
-pub(crate) use kernel::sync::poll::PollTable;
+/// A file's wait queue, which a blocked read waits on without a lock and
+/// which `poll` registers with: the `kernel` crate's `PollCondVarBox`,
+/// whose `CondVar` has `wait_interruptible_until`, and its `PollTable`,
+/// whose `register_wait` takes a `LocalFile`, where the crate has the
+/// series' two patches that add them (the probe finds the second).
+#[cfg(umad_rs_poll_local_file)]
+pub(crate) use kernel::sync::poll::{PollCondVarBox, PollTable};
+/// The same, of the module's own, before.
+#[cfg(not(umad_rs_poll_local_file))]
+pub(crate) use poll::{PollCondVarBox, PollTable};
+
+/// `kernel::sync::poll`'s `PollCondVarBox` and `PollTable` in the shape
+/// the series gives them, for kernels whose crate lacks that shape: none
+/// has a lock-free wait on a `CondVar`, 6.12 has no `sync::poll`, 7.2 no
+/// `PollCondVarBox`, and a module cannot add the wait to the crate's
+/// (its wait queue head is private to the crate).
+#[cfg(not(umad_rs_poll_local_file))]
+mod poll {
+    use super::super::bindings;
+    use super::LocalFile;
+    use core::{marker::PhantomData, mem::ManuallyDrop, ops::Deref, pin::Pin};
+    use kernel::{
+        alloc::AllocError, ffi::c_int, prelude::*, str::CStr, sync::LockClassKey, types::Opaque,
+    };
+
+    /// What `static_lock_class!()` gives: a pinned key where the crate
+    /// pins it.
+    #[cfg(umad_rs_pinned_lock_class)]
+    type LockClass = Pin<&'static LockClassKey>;
+    /// What `static_lock_class!()` gives.
+    #[cfg(not(umad_rs_pinned_lock_class))]
+    type LockClass = &'static LockClassKey;
+
+    /// What `kvfree_call_rcu` queues: a `struct kvfree_rcu_head` where the
+    /// kernel has one, a `struct rcu_head` (`callback_head`) before.
+    #[cfg(umad_rs_kvfree_rcu_head)]
+    type RcuHead = bindings::kvfree_rcu_head;
+    /// What `kvfree_call_rcu` queues.
+    #[cfg(not(umad_rs_kvfree_rcu_head))]
+    type RcuHead = bindings::callback_head;
+
+    /// `TASK_INTERRUPTIBLE`, as `prepare_to_wait_event` takes it.
+    const TASK_INTERRUPTIBLE: c_int = {
+        assert!(bindings::TASK_INTERRUPTIBLE <= 0x7fff_ffff);
+        // CAST: checked above to fit.
+        #[allow(clippy::cast_possible_wrap)]
+        let state = bindings::TASK_INTERRUPTIBLE as c_int;
+        state
+    };
+
+    /// The `poll_table` of a `poll` call.
+    ///
+    /// # Invariants
+    ///
+    /// `table` is null or a valid `poll_table` for `'a`.
+    pub(crate) struct PollTable<'a> {
+        table: *mut bindings::poll_table_struct,
+        _lifetime: PhantomData<&'a bindings::poll_table_struct>,
+    }
+
+    impl PollTable<'_> {
+        /// # Safety
+        ///
+        /// `table` is null or a valid `poll_table` for the lifetime.
+        pub(crate) unsafe fn from_raw(table: *mut bindings::poll_table_struct) -> Self {
+            // INVARIANT: the caller's promise.
+            Self {
+                table,
+                _lifetime: PhantomData,
+            }
+        }
+
+        /// Registers `file`'s `poll` call with `cv` (`poll_wait`).
+        pub(crate) fn register_wait(&self, file: &LocalFile, cv: &PollCondVar) {
+            #[cfg(umad_rs_poll_wait)]
+            // SAFETY: `file` is valid for the call and `self.table` null or
+            // valid (the type's invariant). Every `PollCondVar` is in a
+            // `PollCondVarBox`, whose drop takes every registration off the
+            // queue and frees it only after an RCU grace period, as the
+            // poll table's queueing function needs.
+            unsafe {
+                kernel::bindings::poll_wait(
+                    file.as_ptr().cast(),
+                    cv.wait_queue_head.get().cast(),
+                    self.table.cast(),
+                )
+            };
+            #[cfg(not(umad_rs_poll_wait))]
+            // SAFETY: as above.
+            unsafe {
+                bindings::poll_wait(file.as_ptr(), cv.wait_queue_head.get(), self.table)
+            };
+        }
+    }
+
+    /// A `struct wait_queue_head` that a [`PollTable`] registers with and
+    /// that tasks wait on with or without a lock; only a
+    /// [`PollCondVarBox`] makes one. It has the `CondVar` methods the
+    /// driver calls.
+    ///
+    /// # Invariants
+    ///
+    /// `wait_queue_head` is initialised.
+    #[pin_data]
+    pub(crate) struct PollCondVar {
+        #[pin]
+        wait_queue_head: Opaque<bindings::wait_queue_head>,
+    }
+
+    // SAFETY: a wait queue is meant to be used from any task; it has its
+    // own lock.
+    unsafe impl Send for PollCondVar {}
+    // SAFETY: as above.
+    unsafe impl Sync for PollCondVar {}
+
+    impl PollCondVar {
+        fn new(name: &'static CStr, key: LockClass) -> impl PinInit<Self> {
+            // INVARIANT: initialised in place.
+            pin_init!(Self {
+                // SAFETY: `__init_waitqueue_head` initialises the pinned
+                // slot; `name` and `key` are 'static, and `LockClassKey` is
+                // a transparent `lock_class_key`.
+                wait_queue_head <- Opaque::ffi_init(|slot| unsafe {
+                    bindings::__init_waitqueue_head(
+                        slot,
+                        name.as_char_ptr(),
+                        core::ptr::from_ref::<LockClassKey>(&*key).cast_mut().cast(),
+                    )
+                }),
+            })
+        }
+
+        /// Waits, holding no lock, until `condition` holds or a signal
+        /// arrives (`ERESTARTSYS`): `wait_event_interruptible`.
+        /// `condition` runs in an interruptible sleep state and must not
+        /// sleep.
+        pub(crate) fn wait_interruptible_until(
+            &self,
+            mut condition: impl FnMut() -> bool,
+        ) -> Result {
+            if condition() {
+                return Ok(());
+            }
+            let wait = Opaque::<bindings::wait_queue_entry>::uninit();
+            let queue = self.wait_queue_head.get();
+            // SAFETY: `wait` is valid and stays on this frame, unmoved,
+            // until `finish_wait` has taken it off the queue.
+            unsafe { bindings::init_wait_entry(wait.get(), 0) };
+            let result = loop {
+                // SAFETY: the queue is initialised and `wait` valid; this
+                // queues `wait` and sets the task's state before the
+                // condition is checked, so a wake-up between the two is
+                // not lost.
+                let interrupted = unsafe {
+                    bindings::prepare_to_wait_event(queue, wait.get(), TASK_INTERRUPTIBLE)
+                };
+                if condition() {
+                    break Ok(());
+                }
+                if interrupted != 0 {
+                    break Err(ERESTARTSYS);
+                }
+                // SAFETY: a plain sleep until woken; no lock is held.
+                unsafe { bindings::schedule() };
+            };
+            // SAFETY: as for `prepare_to_wait_event`.
+            unsafe { bindings::finish_wait(queue, wait.get()) };
+            result
+        }
+
+        /// Wakes every waiter and every registered poll.
+        pub(crate) fn notify_all(&self) {
+            // SAFETY: the queue is initialised.
+            unsafe {
+                bindings::__wake_up(
+                    self.wait_queue_head.get(),
+                    bindings::TASK_NORMAL,
+                    0,
+                    core::ptr::null_mut(),
+                )
+            };
+        }
+    }
+
+    /// A [`PollCondVar`] and the RCU head that frees it.
+    #[pin_data]
+    struct PollCondVarBoxInner {
+        #[pin]
+        condvar: PollCondVar,
+        rcu: Opaque<RcuHead>,
+    }
+
+    // SAFETY: the queue may be used from any task (`PollCondVar` is
+    // `Send`); the RCU head is written only by the drop that gives the box
+    // up, and then by RCU.
+    unsafe impl Send for PollCondVarBoxInner {}
+    // SAFETY: as above: shared, only the queue is used (`PollCondVar` is
+    // `Sync`).
+    unsafe impl Sync for PollCondVarBoxInner {}
+
+    /// A boxed [`PollCondVar`] whose memory goes an RCU grace period
+    /// after its drop, so that a poll table's queueing function may still
+    /// look at the queue meanwhile, as the poll table's contract allows.
+    pub(crate) struct PollCondVarBox {
+        inner: ManuallyDrop<Pin<KBox<PollCondVarBoxInner>>>,
+    }
+
+    impl PollCondVarBox {
+        /// An empty queue whose lock is named `name`, in the lock class
+        /// `key`.
+        pub(crate) fn new(name: &'static CStr, key: LockClass) -> Result<Self, AllocError> {
+            let inner = KBox::pin_init(
+                pin_init!(PollCondVarBoxInner {
+                    condvar <- PollCondVar::new(name, key),
+                    rcu: Opaque::uninit(),
+                }),
+                GFP_KERNEL,
+            )
+            .map_err(|_| AllocError)?;
+            Ok(Self {
+                inner: ManuallyDrop::new(inner),
+            })
+        }
+    }
+
+    impl Deref for PollCondVarBox {
+        type Target = PollCondVar;
+
+        fn deref(&self) -> &PollCondVar {
+            &self.inner.condvar
+        }
+    }
+
+    impl Drop for PollCondVarBox {
+        fn drop(&mut self) {
+            // SAFETY: `inner` is taken once, here, and not used after.
+            let inner = unsafe { ManuallyDrop::take(&mut self.inner) };
+            // SAFETY: the allocation is freed below after a grace period,
+            // never moved; nothing in it has a destructor to skip.
+            let inner = KBox::into_raw(unsafe { Pin::into_inner_unchecked(inner) });
+            // SAFETY: `inner` is valid and its queue initialised. This
+            // takes every poll registration off the queue.
+            unsafe { bindings::__wake_up_pollfree((*inner).condvar.wait_queue_head.get()) };
+            // SAFETY: `inner` came from a `KBox` (`kmalloc`) and is given
+            // up; `kvfree` frees it after a grace period, queued by the
+            // head inside it, which is of the type the kernel's
+            // `kvfree_call_rcu` takes.
+            unsafe { bindings::kvfree_call_rcu((*inner).rcu.get().cast(), inner.cast()) };
+        }
+    }
+}
 
 /// Whether `file` was opened with `O_NONBLOCK`.
 pub(crate) fn is_nonblocking(file: &LocalFile) -> bool {

@@ -22,7 +22,7 @@ use crate::glue::bindings;
 #[cfg(not(umad_rs_in_kernel_crate))]
 use crate::glue::compat::LocalFile;
 #[cfg(not(umad_rs_in_kernel_crate))]
-use crate::glue::wait_queue::PollTable;
+use crate::glue::compat::PollTable;
 use core::marker::PhantomData;
 #[cfg(umad_rs_in_kernel_crate)]
 use kernel::fs::LocalFile;

@@ -10,6 +10,7 @@
 #include <linux/bug.h>
 #include <linux/device.h>
 #include <linux/poll.h>
+#include <linux/rcupdate.h>
 #include "ib_umad_rs_trace.h"
 
 #ifndef IB_UMAD_RS_HAS_POLL_WAIT
@@ -33,6 +34,16 @@ __rust_helper bool rust_helper_WARN_ON(bool cond)
 	return WARN_ON(cond);
 }
 #endif
+
+/*
+ * compat.rs's PollCondVarBox frees by it. 6.12 has it static inline with
+ * TINY_RCU (rcutiny.h). The head is a struct rcu_head there and a struct
+ * kvfree_rcu_head in 7.x, hence void.
+ */
+__rust_helper void rust_helper_kvfree_call_rcu(void *head, void *ptr)
+{
+	kvfree_call_rcu(head, ptr);
+}
 
 __rust_helper bool rust_helper_trace_ib_umad_write_enabled(void)
 {
