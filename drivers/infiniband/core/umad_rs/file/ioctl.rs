@@ -16,11 +16,24 @@ use crate::{
     infiniband::mad::{Agent, QpType, RegRequest},
     rules::{
         slots::{SlotId, MAX_AGENTS},
-        uapi::{self, HdrLayout, Ioctl, RegReq, RegReq2},
+        uapi::{self, HdrLayout, RegReq, RegReq2, IOCTL_MAGIC},
     },
 };
 use core::{fmt, mem::offset_of, sync::atomic::Ordering};
-use kernel::{prelude::*, str::CStr};
+use kernel::{
+    ioctl::{_IO, _IOW, _IOWR},
+    prelude::*,
+    str::CStr,
+};
+
+/// `IB_USER_MAD_REGISTER_AGENT`.
+const REGISTER_AGENT: u32 = _IOWR::<RegReq>(IOCTL_MAGIC, 1);
+/// `IB_USER_MAD_UNREGISTER_AGENT`.
+const UNREGISTER_AGENT: u32 = _IOW::<u32>(IOCTL_MAGIC, 2);
+/// `IB_USER_MAD_ENABLE_PKEY`.
+const ENABLE_PKEY: u32 = _IO(IOCTL_MAGIC, 3);
+/// `IB_USER_MAD_REGISTER_AGENT2`.
+const REGISTER_AGENT2: u32 = _IOWR::<RegReq2>(IOCTL_MAGIC, 4);
 
 /// Where a rate limit is, for the kernel's count of the messages it held
 /// back: `<module path>:<line>`.
@@ -172,12 +185,12 @@ impl AgentRequest for RegReq2 {
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
     pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<i32> {
-        match Ioctl::from_cmd(cmd) {
-            Some(Ioctl::RegisterAgent) => self.register::<RegisterV1>(arg, compat),
-            Some(Ioctl::RegisterAgent2) => self.register::<RegReq2>(arg, compat),
-            Some(Ioctl::UnregisterAgent) => self.unregister(arg),
-            Some(Ioctl::EnablePkey) => self.enable_pkey(),
-            None => Err(ENOIOCTLCMD),
+        match cmd {
+            REGISTER_AGENT => self.register::<RegisterV1>(arg, compat),
+            REGISTER_AGENT2 => self.register::<RegReq2>(arg, compat),
+            UNREGISTER_AGENT => self.unregister(arg),
+            ENABLE_PKEY => self.enable_pkey(),
+            _ => Err(ENOIOCTLCMD),
         }
         .map(|()| 0)
     }

@@ -149,3 +149,4 @@ assert_same_layout!(
 );
 const _: () = assert!(crate::rules::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
 const _: () = assert!(crate::rules::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP);
+const _: () = assert!(crate::rules::uapi::IOCTL_MAGIC == IB_IOCTL_MAGIC);

@@ -144,48 +144,9 @@ pub(crate) const USER_RMPP: u32 = 1;
 /// `IB_USER_MAD_REG_FLAGS_CAP`: every flag REGISTER_AGENT2 knows.
 pub(crate) const REG_FLAGS_CAP: u32 = USER_RMPP;
 
-/// `_IOC()` of `include/uapi/asm-generic/ioctl.h` (x86 uses the generic one).
-const fn ioc(dir: u32, nr: u32, size: usize) -> u32 {
-    const TYPE: u32 = 0x1b; // IB_IOCTL_MAGIC
-    assert!(size < 1 << 14);
-    // CAST: checked above to fit `_IOC`'s 14 bits.
-    #[allow(clippy::cast_possible_truncation)]
-    let size = size as u32;
-    (dir << 30) | (size << 16) | (TYPE << 8) | nr
-}
-const IOC_WRITE: u32 = 1;
-const IOC_READ: u32 = 2;
-
-/// `IB_USER_MAD_REGISTER_AGENT`: `_IOWR(0x1b, 1, struct ib_user_mad_reg_req)`.
-pub(crate) const REGISTER_AGENT: u32 = ioc(IOC_READ | IOC_WRITE, 1, size_of::<RegReq>());
-/// `IB_USER_MAD_UNREGISTER_AGENT`: `_IOW(0x1b, 2, __u32)`.
-pub(crate) const UNREGISTER_AGENT: u32 = ioc(IOC_WRITE, 2, size_of::<u32>());
-/// `IB_USER_MAD_ENABLE_PKEY`: `_IO(0x1b, 3)`.
-pub(crate) const ENABLE_PKEY: u32 = ioc(0, 3, 0);
-/// `IB_USER_MAD_REGISTER_AGENT2`: `_IOWR(0x1b, 4, struct ib_user_mad_reg_req2)`.
-pub(crate) const REGISTER_AGENT2: u32 = ioc(IOC_READ | IOC_WRITE, 4, size_of::<RegReq2>());
-
-/// The umad ioctls, by command number.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Ioctl {
-    RegisterAgent,
-    UnregisterAgent,
-    EnablePkey,
-    RegisterAgent2,
-}
-
-impl Ioctl {
-    /// The ioctl `cmd` names, if it is one of ours.
-    pub(crate) fn from_cmd(cmd: u32) -> Option<Self> {
-        match cmd {
-            REGISTER_AGENT => Some(Self::RegisterAgent),
-            UNREGISTER_AGENT => Some(Self::UnregisterAgent),
-            ENABLE_PKEY => Some(Self::EnablePkey),
-            REGISTER_AGENT2 => Some(Self::RegisterAgent2),
-            _ => None,
-        }
-    }
-}
+/// `IB_IOCTL_MAGIC`: the umad ioctls' type; `file/ioctl.rs` makes their
+/// numbers with the kernel's `_IOC` (`kernel::ioctl`).
+pub(crate) const IOCTL_MAGIC: u32 = 0x1b;
 
 /// Reads a native-endian `u32` at `at`.
 fn ne_u32(bytes: &[u8], at: usize) -> u32 {
@@ -374,14 +335,6 @@ mod tests {
     }
 
     #[test]
-    fn ioctl_numbers_are_the_c_drivers() {
-        assert_eq!(REGISTER_AGENT, 0xc01c_1b01);
-        assert_eq!(UNREGISTER_AGENT, 0x4004_1b02);
-        assert_eq!(ENABLE_PKEY, 0x1b03);
-        assert_eq!(REGISTER_AGENT2, 0xc028_1b04);
-    }
-
-    #[test]
     fn big_endian_fields_are_stored_in_network_order() {
         let hdr = UserMadHdr {
             qpn: Be32::new(1),
@@ -394,18 +347,6 @@ mod tests {
         assert_eq!(&bytes[28..30], &[0x12, 0x34]);
         assert_eq!(hdr.qpn.get(), 1);
         assert_eq!(hdr.lid.get(), 0x1234);
-    }
-
-    #[test]
-    fn ioctl_commands_decode() {
-        assert_eq!(Ioctl::from_cmd(0xc01c_1b01), Some(Ioctl::RegisterAgent));
-        assert_eq!(Ioctl::from_cmd(0x4004_1b02), Some(Ioctl::UnregisterAgent));
-        assert_eq!(Ioctl::from_cmd(0x1b03), Some(Ioctl::EnablePkey));
-        assert_eq!(Ioctl::from_cmd(0xc028_1b04), Some(Ioctl::RegisterAgent2));
-        // Same number, wrong size or direction: not ours.
-        assert_eq!(Ioctl::from_cmd(0xc0201b01), None);
-        assert_eq!(Ioctl::from_cmd(0x8004_1b02), None);
-        assert_eq!(Ioctl::from_cmd(0x1b05), None);
     }
 
     /// The bytes of a `struct ib_user_mad_reg_req` as a 64-bit process
