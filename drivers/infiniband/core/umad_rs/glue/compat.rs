@@ -108,6 +108,28 @@ pub(crate) use kernel::sync::poll::{PollCondVarBox, PollTable};
 #[cfg(not(umad_rs_poll_local_file))]
 pub(crate) use poll::{PollCondVarBox, PollTable};
 
+/// Registers `file`'s `poll` call with `queue` (`poll_wait`).
+///
+/// # Safety
+///
+/// `queue` is not dropped before the file's last release. Epoll's entries
+/// leave the queue at its drop (`POLLFREE`), but select's and poll's only
+/// when their call returns, holding the file meanwhile. (The crate's
+/// `PollTable::register_wait` is safe and does not ask this.)
+pub(crate) unsafe fn register_wait(
+    table: &PollTable<'_>,
+    file: &LocalFile,
+    queue: &PollCondVarBox,
+) {
+    #[cfg(umad_rs_poll_local_file)]
+    table.register_wait(file, queue);
+    #[cfg(not(umad_rs_poll_local_file))]
+    // SAFETY: the caller's promise.
+    unsafe {
+        table.register_wait(file, queue)
+    };
+}
+
 /// `kernel::sync::poll`'s `PollCondVarBox` and `PollTable` in the shape
 /// the series gives them, for kernels whose crate lacks that shape: none
 /// has a lock-free wait on a `CondVar`, 6.12 has no `sync::poll`, 7.2 no
@@ -170,13 +192,20 @@ mod poll {
         }
 
         /// Registers `file`'s `poll` call with `cv` (`poll_wait`).
-        pub(crate) fn register_wait(&self, file: &LocalFile, cv: &PollCondVar) {
+        ///
+        /// # Safety
+        ///
+        /// `cv` is not dropped before the file's last release: epoll's
+        /// entries leave at the drop, select's and poll's only when their
+        /// call returns.
+        pub(crate) unsafe fn register_wait(&self, file: &LocalFile, cv: &PollCondVar) {
             #[cfg(umad_rs_poll_wait)]
             // SAFETY: `file` is valid for the call and `self.table` null or
             // valid (the type's invariant). Every `PollCondVar` is in a
-            // `PollCondVarBox`, whose drop takes every registration off the
-            // queue and frees it only after an RCU grace period, as the
-            // poll table's queueing function needs.
+            // `PollCondVarBox`, whose drop takes epoll's entries off the
+            // queue and frees it only after an RCU grace period, as epoll
+            // needs; select and poll hold the file until they take theirs
+            // off, and the caller keeps the queue until the file's release.
             unsafe {
                 kernel::bindings::poll_wait(
                     file.as_ptr().cast(),
@@ -237,6 +266,9 @@ mod poll {
             &self,
             mut condition: impl FnMut() -> bool,
         ) -> Result {
+            // 6.12's crate has no `might_sleep`; it is a debugging check.
+            #[cfg(umad_rs_might_sleep)]
+            kernel::task::might_sleep();
             if condition() {
                 return Ok(());
             }
@@ -283,6 +315,7 @@ mod poll {
 
     /// A [`PollCondVar`] and the RCU head that frees it.
     #[pin_data]
+    #[repr(C)]
     struct PollCondVarBoxInner {
         #[pin]
         condvar: PollCondVar,
@@ -296,6 +329,10 @@ mod poll {
     // SAFETY: as above: shared, only the queue is used (`PollCondVar` is
     // `Sync`).
     unsafe impl Sync for PollCondVarBoxInner {}
+
+    // `kvfree_call_rcu` finds the object from the head by an offset that
+    // TINY_RCU keeps below 4096 (`__is_kvfree_rcu_offset`).
+    const _: () = assert!(core::mem::offset_of!(PollCondVarBoxInner, rcu) < 4096);
 
     /// A boxed [`PollCondVar`] whose memory goes an RCU grace period
     /// after its drop, so that a poll table's queueing function may still
@@ -343,7 +380,8 @@ mod poll {
             // SAFETY: `inner` came from a `KBox` (`kmalloc`) and is given
             // up; `kvfree` frees it after a grace period, queued by the
             // head inside it, which is of the type the kernel's
-            // `kvfree_call_rcu` takes.
+            // `kvfree_call_rcu` takes, at an offset it accepts (asserted
+            // above).
             unsafe { bindings::kvfree_call_rcu((*inner).rcu.get().cast(), inner.cast()) };
         }
     }

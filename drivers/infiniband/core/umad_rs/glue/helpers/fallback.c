@@ -3,7 +3,7 @@
 /*
  * Helpers of an out-of-tree build only. The first three are the kernel
  * crate's own on newer kernels (the Kbuild's probes say which this one
- * has). The tracepoint wrappers stand in for the kernel crate's
+ * has); kvfree_call_rcu is compat.rs's, for its PollCondVarBox. The tracepoint wrappers stand in for the kernel crate's
  * declare_trace!, which needs the events in the kernel's own bindings.
  */
 
