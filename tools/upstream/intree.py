@@ -3,18 +3,23 @@
 kernel tree keeps them. Each is a fixed rule, so the series is generated, never
 edited:
 
-    intree.py bindings <module dir> <kernel tree>
-        The module's glue/bindings_helper.h goes into
-        rust/bindings/bindings_helper.h: its <...> includes into the sorted
-        include list, its RUST_CONST_HELPER_ constants after the kernel's own,
-        its quoted includes of the driver's headers under the driver's
-        Kconfig symbol at the end (the IB core's private one stays out: the
-        series moves what the crate needs of it to ib_verbs.h first). Each
-        glue/helpers/<name>.c but fallback.c (out of tree only) goes to
-        rust/helpers/<name>.c: a new file, listed in helpers.c, or, where the
-        kernel has that file, its missing includes and helpers added to it.
-        rust/helpers/infiniband.c goes under INFINIBAND SUBSYSTEM in
-        MAINTAINERS, as subsystems list their helpers.
+    intree.py bindings <module dir> <kernel tree> <part>
+        What the patch <part> ("abstraction NAME" or "driver") needs of the
+        bindings, with that patch: the group of the module's
+        glue/bindings_helper.h that a "/* For <part>" comment opens goes
+        into rust/bindings/bindings_helper.h: its <...> includes into the
+        sorted include list (a header that only include/uapi/ has into
+        rust/uapi/uapi_helper.h instead), its RUST_CONST_HELPER_ constants
+        after the kernel's own, its quoted includes of the driver's headers
+        under the driver's Kconfig symbol at the end (the IB core's private
+        one stays out: the series moves what the crate needs of it to
+        ib_verbs.h first). Each glue/helpers/<name>.c that the abstractions
+        table gives the part goes to rust/helpers/<name>.c: a new file,
+        listed in helpers.c and under the part's MAINTAINERS entry, or,
+        where the kernel has that file, its missing includes and helpers
+        added to it. The driver's part comes last and fails if a helper of
+        glue/helpers/ but fallback.c (out of tree only) is in no patch
+        before it (the kernel crate patches in patches/ carry their own).
 
     intree.py abstraction <module dir> <kernel tree> <name>
         The module's <name> (glue/<name>.rs, or a top-level module with its
@@ -113,29 +118,66 @@ def run_around(lines, index, pattern):
     return start, end
 
 
-def bindings(module, tree):
-    ours = read(os.path.join(module, "glue/bindings_helper.h"))
+GROUP = re.compile(r"^/\* For (abstraction \w+|driver)\b")
+
+
+def binding_groups(module):
+    """glue/bindings_helper.h's lines by the patch that needs them: a group
+    runs from its "/* For <part>" comment to the next one."""
+    groups, part = {}, None
+    for line in read(os.path.join(module, "glue/bindings_helper.h")):
+        m = GROUP.match(line)
+        if m:
+            part = m.group(1)
+            groups[part] = []
+        elif part and (INCLUDE.match(line) or QUOTED.match(line) or CONST.match(line)):
+            groups[part].append(line)
+    return groups
+
+
+def uapi_only(tree, header):
+    """Whether `header` (as <...> names it) is a uAPI header alone."""
+    return (not os.path.exists(os.path.join(tree, "include", header))
+            and os.path.exists(os.path.join(tree, "include/uapi", header)))
+
+
+def bindings(module, tree, part):
+    groups = binding_groups(module)
+    if part not in groups:
+        sys.exit(f"glue/bindings_helper.h has no group for {part}")
+    ours = groups[part]
     path = os.path.join(tree, "rust/bindings/bindings_helper.h")
     theirs = read(path)
 
-    # <...> includes: into the list that has <linux/slab.h>.
+    # <...> includes: into the list that has <linux/slab.h>; uAPI headers
+    # into rust/uapi/uapi_helper.h's list.
     anchor = theirs.index("#include <linux/slab.h>")
     block = run_around(theirs, anchor, INCLUDE)
     have = {line for line in theirs if INCLUDE.match(line)}
-    new = [line for line in ours if INCLUDE.match(line) and line not in have]
-    insert_sorted(theirs, block, new, key=include_key)
+    headers = [INCLUDE.match(line).group(1) for line in ours if INCLUDE.match(line)]
+    new = [f"#include <{h}>" for h in headers if not uapi_only(tree, h)]
+    insert_sorted(theirs, block, [line for line in new if line not in have], key=include_key)
+    uapi = [f"#include <uapi/{h}>" for h in headers if uapi_only(tree, h)]
+    if uapi:
+        uapi_path = os.path.join(tree, "rust/uapi/uapi_helper.h")
+        lines = read(uapi_path)
+        first = next(i for i, line in enumerate(lines) if INCLUDE.match(line))
+        insert_sorted(lines, run_around(lines, first, INCLUDE),
+                      [line for line in uapi if line not in lines], key=include_key)
+        write(uapi_path, lines)
 
     # Constants: a paragraph after the kernel's own, before the first
     # conditional that follows them.
-    first = next(i for i, line in enumerate(theirs) if CONST.match(line))
-    at = next(i for i in range(first, len(theirs)) if theirs[i].startswith("#if"))
     consts = [line for line in ours if CONST.match(line)]
-    theirs[at:at] = consts + [""]
+    if consts:
+        first = next(i for i, line in enumerate(theirs) if CONST.match(line))
+        at = next(i for i in range(first, len(theirs)) if theirs[i].startswith("#if"))
+        theirs[at:at] = consts + [""]
 
     # The driver's own headers, found beside the glue, under the driver's
     # symbol. The IB core's private one, which out of tree gives struct
-    # ib_client_nl_info, stays out: the series' RDMA/core patch before this
-    # one moves that struct to ib_verbs.h.
+    # ib_client_nl_info, stays out: the series' RDMA/core patch before the
+    # IB abstractions moves that struct to ib_verbs.h.
     driver = []
     for line in ours:
         m = QUOTED.match(line)
@@ -148,16 +190,34 @@ def bindings(module, tree):
             verbs = "\n".join(read(os.path.join(tree, "include/rdma/ib_verbs.h")))
             if "struct ib_client_nl_info {" not in verbs:
                 sys.exit("bindings_helper.h: ib_verbs.h lacks struct ib_client_nl_info; "
-                         "the series moves it there before the bindings")
+                         "the series moves it there before the IB abstractions")
         else:
             sys.exit(f"bindings_helper.h: {name} is neither beside the glue nor core_priv.h")
-    while theirs and theirs[-1] == "":
-        theirs.pop()
-    theirs += ["", f"#if IS_ENABLED({KCONFIG})"] + driver + ["#endif", ""]
+    if driver:
+        while theirs and theirs[-1] == "":
+            theirs.pop()
+        theirs += ["", f"#if IS_ENABLED({KCONFIG})"] + driver + ["#endif", ""]
     write(path, theirs)
 
-    helpers(module, tree)
-    maintain(tree, "INFINIBAND SUBSYSTEM", "rust/helpers/infiniband.c")
+    if part == "driver":
+        helpers_in_tree(module, tree)
+    else:
+        _, _, entry, _, names = abstractions(module)[part.split()[1]]
+        helpers(module, tree, names, entry)
+
+
+def helpers_in_tree(module, tree):
+    """Fails unless every helper of glue/helpers/ but fallback.c is in the
+    tree's rust/helpers/ file of its name."""
+    here = os.path.join(module, "glue/helpers")
+    for name in sorted(os.listdir(here)):
+        if name == "fallback.c" or not name.endswith(".c"):
+            continue
+        target = os.path.join(tree, "rust/helpers", name)
+        theirs = set(HELPER.findall("\n".join(read(target)))) if os.path.exists(target) else set()
+        missing = set(HELPER.findall("\n".join(read(os.path.join(here, name))))) - theirs
+        if missing:
+            sys.exit(f"glue/helpers/{name}: {', '.join(sorted(missing))} in no patch of the series")
 
 
 def maintain(tree, entry, path):
@@ -191,13 +251,11 @@ def split_helpers(lines):
     return includes, functions
 
 
-def helpers(module, tree):
+def helpers(module, tree, names, entry):
     here = os.path.join(module, "glue/helpers")
     there = os.path.join(tree, "rust/helpers")
     listing = os.path.join(there, "helpers.c")
-    for name in sorted(os.listdir(here)):
-        if name == "fallback.c" or not name.endswith(".c"):
-            continue
+    for name in names:
         ours = read(os.path.join(here, name))
         target = os.path.join(there, name)
         if not os.path.exists(target):
@@ -205,6 +263,7 @@ def helpers(module, tree):
             lines = read(listing)
             insert_sorted(lines, (0, len(lines)), [f'#include "{name}"'], key=local_key)
             write(listing, lines)
+            maintain(tree, entry, f"rust/helpers/{name}")
             continue
         theirs = read(target)
         includes, functions = split_helpers(ours)
@@ -260,14 +319,16 @@ def kbuild(source, output):
 
 def abstractions(module):
     """{name: (its source under the module, its path in the tree, its
-    MAINTAINERS entry, the cfg its parent declares it under or None)}."""
+    MAINTAINERS entry, the cfg its parent declares it under or None, the
+    helper files of glue/helpers/ it adds)}."""
     table = os.path.join(os.path.dirname(os.path.abspath(__file__)), "abstractions")
     rows = {}
     for line in read(table):
         if line and not line.startswith("#"):
-            source, path, entry, condition = (None if column == "-" else column
-                                              for column in line.split("\t"))
-            rows[os.path.basename(source)] = (source, path, entry, condition)
+            source, path, entry, condition, names = (None if column == "-" else column
+                                                     for column in line.split("\t"))
+            rows[os.path.basename(source)] = (source, path, entry, condition,
+                                              names.split() if names else [])
     return rows
 
 
@@ -416,7 +477,7 @@ def driver_paths(module, name):
     without "kernel::"}, for `name` and the modules moved before it (the
     ones it may use), and the bindings."""
     paths = {"glue::bindings": "bindings"}
-    for other, (source, path, _, _) in abstractions(module).items():
+    for other, (source, path, _, _, _) in abstractions(module).items():
         paths[source.replace("/", "::")] = crate_path(path)[len("kernel::"):]
         if other == name:
             return paths
@@ -468,7 +529,7 @@ def move(lines, paths, nested, where):
 
 
 def abstraction(module, tree, name):
-    source, path, entry, condition = abstractions(module)[name]
+    source, path, entry, condition, _ = abstractions(module)[name]
     known, found = probes(module, tree)
     # Inside the crate, the code may use the crate's private items.
     known, found = known | {"in_kernel_crate"}, found | {"in_kernel_crate"}
@@ -521,7 +582,7 @@ def glue(module, tree):
     uses = []
     main = os.path.join(tree, IB_CORE, "umad_rs/ib_umad_rs_main.rs")
     main_lines = read(main)
-    for name, (source, target, _, _) in abstractions(module).items():
+    for name, (source, target, _, _, _) in abstractions(module).items():
         if source == name:
             old = f"mod {name};"
             if old not in main_lines:
@@ -563,8 +624,8 @@ def resolve_driver(module, tree):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "bindings":
-        bindings(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 5 and sys.argv[1] == "bindings":
+        bindings(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 5 and sys.argv[1] == "abstraction":
         abstraction(sys.argv[2], sys.argv[3], sys.argv[4])
     elif len(sys.argv) == 4 and sys.argv[1] == "glue":

@@ -68,12 +68,6 @@ git_work checkout -q -f -B series "$(git -C "$base" rev-parse HEAD)"
 git_work clean -q -fdx
 
 core=drivers/infiniband/core
-# The bindings and helpers the driver needs, where the kernel keeps its own
-# (intree.py says how).
-gen_bindings() {
-	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work"
-}
-
 # A module of the driver moved into the kernel crate (abstractions lists
 # them; intree.py says how), with a MAINTAINERS entry of its own where
 # MAINTAINERS.NAME gives one.
@@ -81,14 +75,19 @@ gen_abstraction() { # name
 	if [ -f "$here/MAINTAINERS.$1" ]; then
 		python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.$1"
 	fi
+	# Its bindings and helpers, where the kernel keeps its own (intree.py
+	# says how).
+	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work" "abstraction $1"
 	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" abstraction "$REPO_DIR/$core/umad_rs" "$work" "$1"
 }
 
 # The driver: the module's directory, hooked into the IB Kconfig and
 # Makefile as Kconfig at the top of this tree describes, and its
 # documentation. The out-of-tree build's own bindings and helpers stay
-# out: the kernel's cover the driver, and its Kbuild says so.
+# out: the kernel's cover the driver, and its Kbuild says so; the driver's
+# header and the uAPI it asserts against go to the kernel's bindings.
 gen_driver() {
+	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work" driver
 	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
 		--exclude ib_umad_rs_bindings.rs --exclude ib_umad_rs_helpers.rs \
 		--exclude modules.order --exclude Module.symvers \

@@ -14,6 +14,14 @@
 
 #[cfg(umad_rs_kernel_bindings)]
 pub(crate) use kernel::bindings::*;
+/// The userspace ABI that the driver's layouts are asserted against, from
+/// the kernel's `uapi` crate, to which the series adds `rdma/ib_user_mad.h`
+/// (out of tree, from the module's own bindings, as the rest).
+#[cfg(umad_rs_kernel_bindings)]
+use kernel::uapi::{
+    ib_user_mad_hdr, ib_user_mad_hdr_old, ib_user_mad_reg_req2, IB_IOCTL_MAGIC,
+    IB_USER_MAD_ABI_VERSION, IB_USER_MAD_USER_RMPP,
+};
 
 #[cfg(not(umad_rs_kernel_bindings))]
 pub(crate) use generated::*;
