@@ -611,7 +611,7 @@ def resolve_driver(module, tree):
     known, found = probes(module, tree)
     bindings_helper = "\n".join(read(os.path.join(tree, "rust/bindings/bindings_helper.h")))
     if "umad_rs/glue/ib_umad_rs.h" not in bindings_helper:
-        sys.exit("rust/bindings/bindings_helper.h does not cover the driver: the bindings patch first")
+        sys.exit("rust/bindings/bindings_helper.h does not cover the driver: intree.py bindings ... driver first")
     known, found = known | {"kernel_bindings", "in_kernel_crate"}, found | {"kernel_bindings"}
     here = os.path.join(tree, IB_CORE, "umad_rs")
     files = sorted(os.path.join(root, name) for root, _, names in os.walk(here)
