@@ -14,17 +14,19 @@
 
 #[cfg(umad_rs_kernel_bindings)]
 pub(crate) use kernel::bindings::*;
-/// The userspace ABI that the driver's layouts are asserted against, from
-/// the kernel's `uapi` crate, to which the series adds `rdma/ib_user_mad.h`
-/// (out of tree, from the module's own bindings, as the rest).
-#[cfg(umad_rs_kernel_bindings)]
-use kernel::uapi::{
-    ib_user_mad_hdr, ib_user_mad_hdr_old, ib_user_mad_reg_req2, IB_IOCTL_MAGIC,
-    IB_USER_MAD_ABI_VERSION, IB_USER_MAD_USER_RMPP,
-};
 
 #[cfg(not(umad_rs_kernel_bindings))]
 pub(crate) use generated::*;
+
+/// The userspace ABI that the driver's layouts are asserted against: the
+/// kernel's `uapi` crate, to which the series adds `rdma/ib_user_mad.h`.
+#[cfg(umad_rs_kernel_bindings)]
+use kernel::uapi as abi;
+
+/// The userspace ABI that the driver's layouts are asserted against: out of
+/// tree, the module's own bindings, as the rest.
+#[cfg(not(umad_rs_kernel_bindings))]
+use generated as abi;
 
 /// The module's own bindings, out of tree.
 #[cfg(not(umad_rs_kernel_bindings))]
@@ -81,7 +83,7 @@ macro_rules! assert_same_layout {
 
 assert_same_layout!(
     crate::rules::uapi::UserMadHdr,
-    ib_user_mad_hdr,
+    abi::ib_user_mad_hdr,
     [
         id,
         status,
@@ -104,7 +106,7 @@ assert_same_layout!(
     ]
 );
 const _: () = assert!(
-    crate::rules::uapi::HdrLayout::Old.size() == core::mem::size_of::<ib_user_mad_hdr_old>()
+    crate::rules::uapi::HdrLayout::Old.size() == core::mem::size_of::<abi::ib_user_mad_hdr_old>()
 );
 // See bindings_helper.h for why this one is checked against constants.
 const _: () = {
@@ -141,7 +143,7 @@ const _: () = {
 };
 assert_same_layout!(
     crate::rules::uapi::RegReq2,
-    ib_user_mad_reg_req2,
+    abi::ib_user_mad_reg_req2,
     [
         id,
         qpn,
@@ -155,6 +157,6 @@ assert_same_layout!(
         reserved,
     ]
 );
-const _: () = assert!(crate::rules::uapi::ABI_VERSION == IB_USER_MAD_ABI_VERSION);
-const _: () = assert!(crate::rules::uapi::USER_RMPP == IB_USER_MAD_USER_RMPP);
-const _: () = assert!(crate::rules::uapi::IOCTL_MAGIC == IB_IOCTL_MAGIC);
+const _: () = assert!(crate::rules::uapi::ABI_VERSION == abi::IB_USER_MAD_ABI_VERSION);
+const _: () = assert!(crate::rules::uapi::USER_RMPP == abi::IB_USER_MAD_USER_RMPP);
+const _: () = assert!(crate::rules::uapi::IOCTL_MAGIC == abi::IB_IOCTL_MAGIC);
