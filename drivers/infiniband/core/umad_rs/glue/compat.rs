@@ -141,7 +141,12 @@ mod poll {
     use super::LocalFile;
     use core::{marker::PhantomData, mem::ManuallyDrop, ops::Deref, pin::Pin};
     use kernel::{
-        alloc::AllocError, ffi::c_int, prelude::*, str::CStr, sync::LockClassKey, types::Opaque,
+        alloc::AllocError,
+        prelude::*,
+        str::CStr,
+        sync::LockClassKey,
+        task::{TASK_INTERRUPTIBLE, TASK_NORMAL},
+        types::Opaque,
     };
 
     /// What `static_lock_class!()` gives: a pinned key where the crate
@@ -159,15 +164,6 @@ mod poll {
     /// What `kvfree_call_rcu` queues.
     #[cfg(not(umad_rs_kvfree_rcu_head))]
     type RcuHead = bindings::callback_head;
-
-    /// `TASK_INTERRUPTIBLE`, as `prepare_to_wait_event` takes it.
-    const TASK_INTERRUPTIBLE: c_int = {
-        assert!(bindings::TASK_INTERRUPTIBLE <= 0x7fff_ffff);
-        // CAST: checked above to fit.
-        #[allow(clippy::cast_possible_wrap)]
-        let state = bindings::TASK_INTERRUPTIBLE as c_int;
-        state
-    };
 
     /// The `poll_table` of a `poll` call.
     ///
@@ -305,7 +301,7 @@ mod poll {
             unsafe {
                 bindings::__wake_up(
                     self.wait_queue_head.get(),
-                    bindings::TASK_NORMAL,
+                    TASK_NORMAL,
                     0,
                     core::ptr::null_mut(),
                 )
