@@ -15,7 +15,10 @@
 use crate::{
     glue::{
         chrdev::file::poll_bits,
-        compat::{self, warn_on_once, ARef, LocalFile, MutexGuard, PollCondVarBox, PollTable},
+        compat::{
+            self, warn_on_once, ARef, File, IovIterDest, IovIterSource, MutexGuard, PollCondVarBox,
+            PollTable,
+        },
         nospec::array_index_nospec,
         trace,
     },
@@ -43,7 +46,6 @@ use kernel::{
     new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, Mutex, SpinLock},
-    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 mod ioctl;
@@ -219,8 +221,9 @@ impl UmadFile {
         }
     }
 
-    /// `read(2)`: the next queued packet, after its umad header.
-    pub(crate) fn read(&self, file: &LocalFile, out: UserSliceWriter) -> Result<usize> {
+    /// `read(2)`: the next queued packet, after its umad header; `EAGAIN`
+    /// for a `nonblocking` file instead of a wait.
+    pub(crate) fn read(&self, nonblocking: bool, out: &mut IovIterDest<'_>) -> Result<usize> {
         let count = out.len();
         if count < self.layout().size() {
             return Err(EINVAL);
@@ -236,7 +239,7 @@ impl UmadFile {
                     break packet;
                 }
             }
-            if compat::is_nonblocking(file) {
+            if nonblocking {
                 return Err(EAGAIN);
             }
             // Unlike ib_umad, device removal ends the wait too.
@@ -276,7 +279,7 @@ impl UmadFile {
     /// takes the queue's lock, which `enqueue` and `kill` take to wake
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
-    pub(crate) fn poll(&self, file: &LocalFile, table: &PollTable<'_>) -> u32 {
+    pub(crate) fn poll(&self, file: &File, table: &PollTable<'_>) -> u32 {
         // SAFETY: the queue is this file's state's, which the file's
         // private data holds until its release.
         unsafe { compat::register_wait(table, file, &self.wait) };
@@ -290,29 +293,19 @@ impl UmadFile {
     }
 
     /// `write(2)`: one MAD to send, after its umad header.
-    pub(crate) fn write(&self, input: UserSliceReader) -> Result<usize> {
+    pub(crate) fn write(&self, input: &mut IovIterSource<'_>) -> Result<usize> {
         let layout = self.layout();
         let hdr_size = layout.size();
         let count = input.len();
         if count < hdr_size + RMPP_HDR_END {
             return Err(EINVAL);
         }
-        let mut input = input;
-        // The old layout leaves `pkey_index` at zero. Each layout's size is
-        // a constant, so each read is of an array (C's `copy_from_user` of
-        // a constant size, which skips hardened usercopy's object check).
+        // The old layout leaves `pkey_index` at zero.
         let mut hdr = UserMadHdr::default();
-        let bytes = hdr.as_bytes_mut();
-        match layout {
-            HdrLayout::Old => {
-                let old = bytes.first_chunk_mut::<{ HdrLayout::Old.size() }>();
-                *old.ok_or(EINVAL)? = input.read()?;
-            }
-            HdrLayout::New => *bytes = input.read()?,
-        }
+        read_exact(input, hdr.as_bytes_mut().get_mut(..hdr_size).ok_or(EINVAL)?)?;
         let id = SlotId::new(hdr.id, array_index_nospec).ok_or(EINVAL)?;
-        let user_mad = input.clone_reader();
-        let mut start = MadStart(input.read()?);
+        let mut start = MadStart([0; RMPP_HDR_END]);
+        read_exact(input, &mut start.0)?;
 
         let state = self.state.lock();
         trace::emit(
@@ -333,6 +326,7 @@ impl UmadFile {
         if !mad.is_response() {
             mad.rewrite_tid(agent.hi_tid());
         }
+        let mad = *mad;
         let mut send = agent.create_send(
             ah,
             hdr.qpn.get(),
@@ -343,35 +337,41 @@ impl UmadFile {
             mad.base_version(),
         )?;
         send.set_timeout(hdr.timeout_ms, hdr.retries);
-        let from = |offset: usize| -> Result<UserSliceReader> {
-            let mut reader = user_mad.clone_reader();
-            reader.skip(offset)?;
-            Ok(reader)
-        };
         let buf = send.mad();
         // The common header now; an RMPP header the kernel builds is there.
         if let Some(common) = buf.first_chunk_mut() {
             *common = mad.0;
         }
+        // The rest follows what `start` holds in `input`.
         if plan.rmpp_active {
             // The class header, then each segment's data, which follows it.
             let class_hdr = buf.get_mut(RMPP_HDR_END..plan.hdr_len).ok_or(EINVAL)?;
-            let mut user_data = from(RMPP_HDR_END)?;
-            user_data.read_slice(class_hdr)?;
+            read_exact(input, class_hdr)?;
             let mut segments = send.segments().ok_or(EINVAL)?;
             for len in plan.rmpp_segments(segments.size()) {
                 let segment = segments.next().ok_or(EINVAL)?;
-                user_data.read_raw(segment.get_mut(..len).ok_or(EINVAL)?)?;
+                let segment = segment.get_mut(..len).ok_or(EINVAL)?;
+                if input.copy_from_iter_raw(segment).len() != len {
+                    return Err(EFAULT);
+                }
             }
         } else {
             let end = plan.hdr_len + plan.data_len;
             let rest = buf.get_mut(plan.copy_offset..end).ok_or(EINVAL)?;
-            from(plan.copy_offset)?.read_slice(rest)?;
+            // From the class header on: its first bytes may be in `start`
+            // (ib_umad reads them from userspace again).
+            let known = start.0.get(plan.copy_offset..).ok_or(EINVAL)?;
+            if known.len() > rest.len() {
+                return Err(EINVAL);
+            }
+            let (copied, unread) = rest.split_at_mut(known.len());
+            copied.copy_from_slice(known);
+            read_exact(input, unread)?;
         }
 
         // The packet that keeps the send in the duplicate check, and may
         // become its timeout report.
-        let packet = Packet::new_sent(&hdr, *mad)?;
+        let packet = Packet::new_sent(&hdr, mad)?;
         let (outstanding, wanted) = {
             let mut sends = self.sends.lock();
             let outstanding = sends.insert(packet, check).map_err(|_| EINVAL)?;
@@ -478,5 +478,15 @@ impl MadHandler for UmadFile {
             // its slot; never dropped for the queue's length.
             self.enqueue(agent, packet, false);
         }
+    }
+}
+
+/// Fills `out` from `input`: `EFAULT` if the IO vector ends first, which
+/// it does at a fault, having given the bytes before it.
+fn read_exact(input: &mut IovIterSource<'_>, out: &mut [u8]) -> Result {
+    if input.copy_from_iter(out) == out.len() {
+        Ok(())
+    } else {
+        Err(EFAULT)
     }
 }

@@ -11,7 +11,8 @@
 //! - `compat`: what differs between the kernels the module builds for,
 //!   and what the `kernel` crate has only with the series' patches to it
 //!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`, a
-//!   lock-free wait on a `PollCondVarBox` that a `LocalFile` polls).
+//!   lock-free wait on a `CondVar`, `Kiocb::file_flags`), and `kernel::fs`
+//!   and `kernel::iov` for 6.12.
 //! - `chrdev`: device number regions, a class, device nodes, the file
 //!   operations of their files (`chrdev::file`), and the class's and its
 //!   devices' read-only attributes (`chrdev::attributes`).

@@ -8,7 +8,7 @@
 
 use crate::{
     glue::{
-        compat::{self, warn_on_once, ETIMEDOUT},
+        compat::{self, warn_on_once, IovIterDest, ETIMEDOUT},
         trace::Event,
     },
     infiniband::mad::ReceivedMad,
@@ -21,7 +21,6 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     list::{impl_list_arc_safe, List, ListArc, ListLinks},
     prelude::*,
-    uaccess::UserSliceWriter,
 };
 
 /// One entry of a file's receive queue, or of its send table.
@@ -112,7 +111,7 @@ impl Packet {
         }
     }
 
-    /// Copies the packet to `out`, which has `count` bytes, behind a
+    /// Copies the packet to `out`, which has `count` bytes left, behind a
     /// `layout` header; returns how many bytes that is, after `trace` saw
     /// the event, header and MAD header (the last segment's, as ib_umad
     /// traces). On an error the packet is still whole, to be read again,
@@ -120,7 +119,7 @@ impl Packet {
     /// length, which no read can copy.
     pub(crate) fn copy_out(
         &self,
-        mut out: UserSliceWriter,
+        out: &mut IovIterDest<'_>,
         count: usize,
         layout: HdrLayout,
         trace: impl FnOnce(Event, &UserMadHdr, &[u8]),
@@ -133,8 +132,8 @@ impl Packet {
                 let plan = RecvLayout::new(count, hdr_size, mad.mad_len(), mad.segment_size())
                     .ok_or(EINVAL)?;
                 let hdr = self.user_hdr();
-                write_hdr(&mut out, &hdr, layout)?;
-                out.write_slice(first.get(..plan.first).ok_or(EINVAL)?)?;
+                write_hdr(out, &hdr, layout)?;
+                write_all(out, first.get(..plan.first).ok_or(EINVAL)?)?;
                 if !plan.fits {
                     return Err(ENOSPC);
                 }
@@ -150,7 +149,7 @@ impl Packet {
                             warn_on_once!(true);
                             return Err(EIO);
                         };
-                        out.write_slice(segment.get(offset..offset + len).ok_or(EINVAL)?)?;
+                        write_all(out, segment.get(offset..offset + len).ok_or(EINVAL)?)?;
                         last = segment;
                     }
                 }
@@ -165,8 +164,8 @@ impl Packet {
                     status: ETIMEDOUT,
                     ..self.user_hdr()
                 };
-                write_hdr(&mut out, &report, layout)?;
-                out.write_slice(mad)?;
+                write_hdr(out, &report, layout)?;
+                write_all(out, mad)?;
                 trace(Event::ReadSend, &report, mad);
                 Ok(hdr_size + mad.len())
             }
@@ -174,15 +173,17 @@ impl Packet {
     }
 }
 
-/// Writes `hdr` in `layout` to `out`: a copy of a constant size per layout.
-fn write_hdr(out: &mut UserSliceWriter, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
-    let bytes = hdr.as_bytes();
-    match layout {
-        HdrLayout::Old => out.write(
-            bytes
-                .first_chunk::<{ HdrLayout::Old.size() }>()
-                .ok_or(EINVAL)?,
-        ),
-        HdrLayout::New => out.write(bytes),
+/// Writes `hdr` in `layout` to `out`.
+fn write_hdr(out: &mut IovIterDest<'_>, hdr: &UserMadHdr, layout: HdrLayout) -> Result {
+    write_all(out, hdr.as_bytes().get(..layout.size()).ok_or(EINVAL)?)
+}
+
+/// Writes all of `bytes` to `out`: `EFAULT` if the IO vector ends first,
+/// which it does at a fault, having taken the bytes before it.
+fn write_all(out: &mut IovIterDest<'_>, bytes: &[u8]) -> Result {
+    if out.copy_to_iter(bytes) == bytes.len() {
+        Ok(())
+    } else {
+        Err(EFAULT)
     }
 }

@@ -18,7 +18,10 @@ use crate::{
             file::{FileData, FileOperations, FileOps},
             ClassRegistration, Devt, Node, NodeInfo,
         },
-        compat::{self, this_module, IdPool, LocalFile, MutexGuard, PollTable},
+        compat::{
+            self, this_module, File, IdPool, IovIterDest, IovIterSource, Kiocb, MutexGuard,
+            PollTable,
+        },
         trace,
     },
     infiniband::{self, DeviceHandle, DeviceName, PortCapabilities},
@@ -30,7 +33,6 @@ use kernel::{
     new_condvar, new_mutex, new_spinlock,
     prelude::*,
     sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock},
-    uaccess::{UserSliceReader, UserSliceWriter},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
@@ -249,34 +251,32 @@ impl FileOps for UmadFileOps {
     type Owner = Port;
     type Ptr = Arc<UmadFile>;
 
-    fn open(port: ArcBorrow<'_, Port>, node: &Device, _file: &LocalFile) -> Result<Arc<UmadFile>> {
+    fn open(port: ArcBorrow<'_, Port>, node: &Device, _: &File) -> Result<Arc<UmadFile>> {
         UmadFile::open(port, node)
     }
 
-    fn release(file: Arc<UmadFile>, _: &LocalFile) {
+    fn release(file: Arc<UmadFile>, _: &File) {
         file.close();
     }
 
-    fn read(file: FileData<'_, Self>, f: &LocalFile, out: UserSliceWriter) -> Result<usize> {
-        file.read(f, out)
+    fn read_iter(kiocb: Kiocb<'_, Arc<UmadFile>>, out: &mut IovIterDest<'_>) -> Result<usize> {
+        kiocb.file().read(compat::is_nonblocking(&kiocb), out)
     }
 
-    fn write(file: FileData<'_, Self>, _: &LocalFile, input: UserSliceReader) -> Result<usize> {
-        file.write(input)
+    fn write_iter(kiocb: Kiocb<'_, Arc<UmadFile>>, input: &mut IovIterSource<'_>) -> Result<usize> {
+        kiocb.file().write(input)
     }
 
-    fn poll(file: FileData<'_, Self>, f: &LocalFile, table: &PollTable<'_>) -> u32 {
+    fn poll(file: FileData<'_, Self>, f: &File, table: &PollTable<'_>) -> u32 {
         file.poll(f, table)
     }
 
-    fn ioctl(
-        file: FileData<'_, Self>,
-        _: &LocalFile,
-        cmd: u32,
-        arg: usize,
-        compat: bool,
-    ) -> Result<i32> {
-        file.ioctl(cmd, arg, compat)
+    fn ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize) -> Result<isize> {
+        file.ioctl(cmd, arg, false)
+    }
+
+    fn compat_ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize) -> Result<isize> {
+        file.ioctl(cmd, arg, true)
     }
 }
 
@@ -289,9 +289,9 @@ impl FileOps for IssmFileOps {
     type Owner = Port;
     type Ptr = KBox<IssmHold>;
 
-    fn open(port: ArcBorrow<'_, Port>, _: &Device, file: &LocalFile) -> Result<KBox<IssmHold>> {
+    fn open(port: ArcBorrow<'_, Port>, _: &Device, file: &File) -> Result<KBox<IssmHold>> {
         let hold = KBox::new(
-            IssmHold::take(port.into(), compat::is_nonblocking(file))?,
+            IssmHold::take(port.into(), compat::file_is_nonblocking(file))?,
             GFP_KERNEL,
         )?;
         // ib_umad would go on with a removed device here; not us. An error
@@ -310,7 +310,7 @@ impl FileOps for IssmFileOps {
         Ok(hold)
     }
 
-    fn release(hold: KBox<IssmHold>, _: &LocalFile) {
+    fn release(hold: KBox<IssmHold>, _: &File) {
         if let Some(device) = &hold.port.state.lock().device {
             // Nothing to tell anyone if this fails: the file is gone.
             let _ = device.modify_port_capabilities(

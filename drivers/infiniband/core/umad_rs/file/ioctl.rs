@@ -184,7 +184,7 @@ impl AgentRequest for RegReq2 {
 
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
-    pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<i32> {
+    pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
         match cmd {
             REGISTER_AGENT => self.register::<RegisterV1>(arg, compat),
             REGISTER_AGENT2 => self.register::<RegReq2>(arg, compat),

@@ -55,57 +55,226 @@ pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
     UserSlice::new(ptr, len)
 }
 
+/// The same, of the module's own, with the methods the driver uses.
+#[cfg(not(umad_rs_fs_file))]
+pub(crate) use fs::File;
+#[cfg(not(umad_rs_iov))]
+pub(crate) use fs::{IovIterDest, IovIterSource, Kiocb};
 /// An open file, borrowed for a file operation: the `kernel` crate's
-/// `LocalFile` where it has one; before, a `struct file` of our own with
-/// the methods of it that the driver uses. `LocalFile` and not `File`:
-/// umad files are `stream_open`ed, so a read or write runs under an
-/// `fdget_pos` that took no `f_pos_lock`, which `LocalFile` allows on the
-/// calling thread and `File` does not.
-#[cfg(umad_rs_local_file)]
-pub(crate) use kernel::fs::LocalFile;
+/// `File`, and the IO of a read or write: its `Kiocb` and IO vectors,
+/// where it has them; 6.12's crate has none of them.
+#[cfg(umad_rs_fs_file)]
+pub(crate) use kernel::fs::File;
+#[cfg(umad_rs_iov)]
+pub(crate) use kernel::{
+    fs::Kiocb,
+    iov::{IovIterDest, IovIterSource},
+};
 
-/// An open file, borrowed for a file operation.
-#[cfg(not(umad_rs_local_file))]
-#[repr(transparent)]
-pub(crate) struct LocalFile(kernel::types::Opaque<super::bindings::file>);
+/// `kernel::fs`'s `File` and `Kiocb`, and `kernel::iov`'s IO vectors, in
+/// their shape, with the methods the driver uses, for a crate without
+/// them (6.12). Their upstream comments hold for them.
+#[cfg(not(all(umad_rs_fs_file, umad_rs_iov)))]
+mod fs {
+    use super::super::bindings;
+    use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
+    use kernel::types::{ForeignOwnable, Opaque};
 
-#[cfg(not(umad_rs_local_file))]
-impl LocalFile {
+    /// An open file (`struct file`).
+    ///
+    /// # Invariants
+    ///
+    /// The file is valid, and no `fdget_pos` region that took no
+    /// `f_pos_lock` holds it on this thread.
+    #[cfg(not(umad_rs_fs_file))]
+    #[repr(transparent)]
+    pub(crate) struct File(Opaque<bindings::file>);
+
+    #[cfg(not(umad_rs_fs_file))]
+    impl File {
+        /// # Safety
+        ///
+        /// `ptr` points to a `struct file` that stays valid for `'a`, in
+        /// no `fdget_pos` region that took no `f_pos_lock` on this thread.
+        pub(crate) unsafe fn from_raw_file<'a>(ptr: *const bindings::file) -> &'a Self {
+            // SAFETY: `Self` is transparent over a `struct file`; the rest
+            // is the caller's promise.
+            unsafe { &*ptr.cast() }
+        }
+
+        /// The `struct file`.
+        pub(crate) fn as_ptr(&self) -> *mut bindings::file {
+            self.0.get()
+        }
+
+        /// The file's flags (`f_flags`).
+        pub(crate) fn flags(&self) -> u32 {
+            // SAFETY: the file is valid. `fcntl(F_SETFL)` may write
+            // `f_flags` meanwhile: a volatile read stands for C's
+            // `READ_ONCE`, as the crate's `File::flags` has it.
+            unsafe { core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() }
+        }
+    }
+
+    /// A `struct kiocb` on a file whose private data is a `T`.
+    ///
+    /// # Invariants
+    ///
+    /// `inner` points at a valid `struct kiocb` whose file has a `T` as
+    /// its private data, for `'a`.
+    #[cfg(not(umad_rs_iov))]
+    pub(crate) struct Kiocb<'a, T> {
+        inner: NonNull<bindings::kiocb>,
+        _phantom: PhantomData<&'a T>,
+    }
+
+    #[cfg(not(umad_rs_iov))]
+    impl<'a, T: ForeignOwnable> Kiocb<'a, T> {
+        /// # Safety
+        ///
+        /// `kiocb` references a valid `struct kiocb` for `'a`, whose
+        /// file's private data is a `T`.
+        pub(crate) unsafe fn from_raw(kiocb: *mut bindings::kiocb) -> Self {
+            // INVARIANT: the caller's promise.
+            Self {
+                // SAFETY: a valid pointer is not null.
+                inner: unsafe { NonNull::new_unchecked(kiocb) },
+                _phantom: PhantomData,
+            }
+        }
+
+        /// The `struct kiocb`.
+        pub(crate) fn as_raw(&self) -> *mut bindings::kiocb {
+            self.inner.as_ptr()
+        }
+
+        /// The file's private data.
+        pub(crate) fn file(&self) -> T::Borrowed<'a> {
+            // SAFETY: the kiocb and its file are valid (type invariants).
+            let private = unsafe { (*(*self.as_raw()).ki_filp).private_data };
+            // SAFETY: the file's private data is a `T` (type invariants),
+            // which its operations may borrow.
+            unsafe { T::borrow(private) }
+        }
+    }
+
+    /// An IO vector to read from.
+    ///
+    /// # Invariants
+    ///
+    /// `iov` is a valid `struct iov_iter` with `data_source` set to
+    /// `ITER_SOURCE`, which may be read from for `'data`.
+    #[cfg(not(umad_rs_iov))]
+    #[repr(transparent)]
+    pub(crate) struct IovIterSource<'data> {
+        iov: Opaque<bindings::iov_iter>,
+        _source: PhantomData<&'data [u8]>,
+    }
+
+    #[cfg(not(umad_rs_iov))]
+    impl<'data> IovIterSource<'data> {
+        /// # Safety
+        ///
+        /// `ptr` is a valid `struct iov_iter`, used only through the
+        /// returned reference for `'iov`, with `data_source` set to
+        /// `ITER_SOURCE`, which may be read from for `'data`.
+        pub(crate) unsafe fn from_raw<'iov>(ptr: *mut bindings::iov_iter) -> &'iov mut Self {
+            // SAFETY: `ptr` is valid (the caller's promise).
+            assert_eq!(unsafe { (*ptr).data_source }, bindings::ITER_SOURCE != 0);
+            // SAFETY: `Self` is transparent over a `struct iov_iter`; the
+            // rest is the caller's promise.
+            unsafe { &mut *ptr.cast() }
+        }
+
+        /// The number of bytes left.
+        pub(crate) fn len(&self) -> usize {
+            // SAFETY: the IO vector is valid (type invariants).
+            unsafe { iov_count(self.iov.get()) }
+        }
+
+        /// Reads into `out`; returns the part of it that was written.
+        pub(crate) fn copy_from_iter_raw(&mut self, out: &mut [MaybeUninit<u8>]) -> &mut [u8] {
+            let capacity = out.len();
+            let out = out.as_mut_ptr().cast::<u8>();
+            // SAFETY: the IO vector may be read from (type invariants);
+            // `out` is valid for writes of `capacity` bytes.
+            let len = unsafe { bindings::_copy_from_iter(out.cast(), capacity, self.iov.get()) };
+            // SAFETY: `_copy_from_iter` wrote the first `len` bytes.
+            unsafe { core::slice::from_raw_parts_mut(out, len) }
+        }
+
+        /// Reads into `out`; returns how many bytes it wrote there.
+        pub(crate) fn copy_from_iter(&mut self, out: &mut [u8]) -> usize {
+            // SAFETY: `copy_from_iter_raw` writes only initialised bytes,
+            // so `out` stays a valid `u8` slice.
+            let out = unsafe { &mut *(core::ptr::from_mut(out) as *mut [MaybeUninit<u8>]) };
+            self.copy_from_iter_raw(out).len()
+        }
+    }
+
+    /// An IO vector to write to.
+    ///
+    /// # Invariants
+    ///
+    /// `iov` is a valid `struct iov_iter` with `data_source` set to
+    /// `ITER_DEST`, which may be written to for `'data`.
+    #[cfg(not(umad_rs_iov))]
+    #[repr(transparent)]
+    pub(crate) struct IovIterDest<'data> {
+        iov: Opaque<bindings::iov_iter>,
+        _dest: PhantomData<&'data mut [u8]>,
+    }
+
+    #[cfg(not(umad_rs_iov))]
+    impl<'data> IovIterDest<'data> {
+        /// # Safety
+        ///
+        /// `ptr` is a valid `struct iov_iter`, used only through the
+        /// returned reference for `'iov`, with `data_source` set to
+        /// `ITER_DEST`, which may be written to for `'data`.
+        pub(crate) unsafe fn from_raw<'iov>(ptr: *mut bindings::iov_iter) -> &'iov mut Self {
+            // SAFETY: `ptr` is valid (the caller's promise).
+            assert_eq!(unsafe { (*ptr).data_source }, bindings::ITER_DEST != 0);
+            // SAFETY: `Self` is transparent over a `struct iov_iter`; the
+            // rest is the caller's promise.
+            unsafe { &mut *ptr.cast() }
+        }
+
+        /// The number of bytes left.
+        pub(crate) fn len(&self) -> usize {
+            // SAFETY: the IO vector is valid (type invariants).
+            unsafe { iov_count(self.iov.get()) }
+        }
+
+        /// Writes `input`; returns how many bytes of it were written.
+        pub(crate) fn copy_to_iter(&mut self, input: &[u8]) -> usize {
+            // SAFETY: the IO vector may be written to (type invariants);
+            // `input` is valid for reads of its length.
+            unsafe { bindings::_copy_to_iter(input.as_ptr().cast(), input.len(), self.iov.get()) }
+        }
+    }
+
+    /// `iov_iter_count`.
+    ///
     /// # Safety
     ///
-    /// `ptr` points to a `struct file` that stays valid for `'a`, and any
-    /// `fdget_pos` on it that did not take `f_pos_lock` runs on this
-    /// thread (a file operation's own).
-    pub(crate) unsafe fn from_raw_file<'a>(ptr: *const super::bindings::file) -> &'a Self {
-        // SAFETY: `Self` is transparent over a `struct file`; validity for
-        // `'a` is the caller's promise.
-        unsafe { &*ptr.cast() }
-    }
-
-    /// The `struct file`.
-    pub(crate) fn as_ptr(&self) -> *mut super::bindings::file {
-        self.0.get()
-    }
-
-    /// The file's flags (`f_flags`).
-    pub(crate) fn flags(&self) -> u32 {
-        // SAFETY: the file is valid. `fcntl(F_SETFL)` may write `f_flags`
-        // meanwhile (under `f_lock`, which readers do not take): a
-        // volatile read stands for C's `READ_ONCE`, as `LocalFile::flags`
-        // has it, and sees the old flags or the new.
-        unsafe { core::ptr::addr_of!((*self.0.get()).f_flags).read_volatile() }
+    /// `iov` is a valid `struct iov_iter`.
+    #[cfg(not(umad_rs_iov))]
+    unsafe fn iov_count(iov: *const bindings::iov_iter) -> usize {
+        // SAFETY: the caller's promise; `count` is in the union's member
+        // for every iterator type.
+        unsafe { (*iov).__bindgen_anon_1.__bindgen_anon_1.as_ref().count }
     }
 }
 
 /// A file's wait queue, which a blocked read waits on without a lock and
-/// which `poll` registers with: the `kernel` crate's `PollCondVarBox`,
-/// whose `CondVar` has `wait_interruptible_until`, and its `PollTable`,
-/// whose `register_wait` takes a `LocalFile`, where the crate has the
-/// series' two patches that add them (the probe finds the second).
-#[cfg(umad_rs_poll_local_file)]
+/// which `poll` registers with: the `kernel` crate's `PollCondVarBox` and
+/// `PollTable`, where its `CondVar` has the series' patch that adds
+/// `wait_interruptible_until`.
+#[cfg(umad_rs_condvar_wait_until)]
 pub(crate) use kernel::sync::poll::{PollCondVarBox, PollTable};
 /// The same, of the module's own, before.
-#[cfg(not(umad_rs_poll_local_file))]
+#[cfg(not(umad_rs_condvar_wait_until))]
 pub(crate) use poll::{PollCondVarBox, PollTable};
 
 /// Registers `file`'s `poll` call with `queue` (`poll_wait`).
@@ -116,14 +285,10 @@ pub(crate) use poll::{PollCondVarBox, PollTable};
 /// leave the queue at its drop (`POLLFREE`), but select's and poll's only
 /// when their call returns, holding the file meanwhile. (The crate's
 /// `PollTable::register_wait` is safe and does not ask this.)
-pub(crate) unsafe fn register_wait(
-    table: &PollTable<'_>,
-    file: &LocalFile,
-    queue: &PollCondVarBox,
-) {
-    #[cfg(umad_rs_poll_local_file)]
+pub(crate) unsafe fn register_wait(table: &PollTable<'_>, file: &File, queue: &PollCondVarBox) {
+    #[cfg(umad_rs_condvar_wait_until)]
     table.register_wait(file, queue);
-    #[cfg(not(umad_rs_poll_local_file))]
+    #[cfg(not(umad_rs_condvar_wait_until))]
     // SAFETY: the caller's promise.
     unsafe {
         table.register_wait(file, queue)
@@ -135,10 +300,10 @@ pub(crate) unsafe fn register_wait(
 /// has a lock-free wait on a `CondVar`, 6.12 has no `sync::poll`, 7.2 no
 /// `PollCondVarBox`, and a module cannot add the wait to the crate's
 /// (its wait queue head is private to the crate).
-#[cfg(not(umad_rs_poll_local_file))]
+#[cfg(not(umad_rs_condvar_wait_until))]
 mod poll {
     use super::super::bindings;
-    use super::LocalFile;
+    use super::File;
     use core::{marker::PhantomData, mem::ManuallyDrop, ops::Deref, pin::Pin};
     use kernel::{
         alloc::AllocError,
@@ -194,7 +359,7 @@ mod poll {
         /// `cv` is not dropped before the file's last release: epoll's
         /// entries leave at the drop, select's and poll's only when their
         /// call returns.
-        pub(crate) unsafe fn register_wait(&self, file: &LocalFile, cv: &PollCondVar) {
+        pub(crate) unsafe fn register_wait(&self, file: &File, cv: &PollCondVar) {
             #[cfg(umad_rs_poll_wait)]
             // SAFETY: `file` is valid for the call and `self.table` null or
             // valid (the type's invariant). Every `PollCondVar` is in a
@@ -383,13 +548,31 @@ mod poll {
     }
 }
 
+/// `O_NONBLOCK`, as the crate names it where it has `kernel::fs`.
+#[cfg(umad_rs_fs_file)]
+const O_NONBLOCK: u32 = kernel::fs::file::flags::O_NONBLOCK;
+/// `O_NONBLOCK`.
+#[cfg(not(umad_rs_fs_file))]
+const O_NONBLOCK: u32 = super::bindings::O_NONBLOCK;
+
 /// Whether `file` was opened with `O_NONBLOCK`.
-pub(crate) fn is_nonblocking(file: &LocalFile) -> bool {
-    #[cfg(umad_rs_local_file)]
-    let nonblocking = kernel::fs::file::flags::O_NONBLOCK;
-    #[cfg(not(umad_rs_local_file))]
-    let nonblocking = super::bindings::O_NONBLOCK;
-    file.flags() & nonblocking != 0
+pub(crate) fn file_is_nonblocking(file: &File) -> bool {
+    file.flags() & O_NONBLOCK != 0
+}
+
+/// Whether the file of a read or write was opened with `O_NONBLOCK`: by
+/// `Kiocb::file_flags`, where the crate has the series' patch that adds
+/// it, read from the kiocb as it does before.
+pub(crate) fn is_nonblocking<T: kernel::types::ForeignOwnable>(kiocb: &Kiocb<'_, T>) -> bool {
+    #[cfg(umad_rs_kiocb_file_flags)]
+    let flags = kiocb.file_flags();
+    #[cfg(not(umad_rs_kiocb_file_flags))]
+    // SAFETY: the kiocb and its file are valid while it is borrowed;
+    // `fcntl(F_SETFL)` may write `f_flags` meanwhile, so it is read once,
+    // as `File::flags` reads it.
+    let flags =
+        unsafe { core::ptr::addr_of!((*(*kiocb.as_raw()).ki_filp).f_flags).read_volatile() };
+    flags & O_NONBLOCK != 0
 }
 
 /// `WARN_ON(true)` here: the `kernel` crate's `warn_on!` where it has one,

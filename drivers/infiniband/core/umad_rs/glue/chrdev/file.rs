@@ -2,17 +2,20 @@
 
 //! File operations: what the files of a [`Node`] do, as a [`FileOps`]
 //! trait reached through generic `extern "C"` trampolines, with per-file
-//! state kept as a [`ForeignOwnable`] in `file->private_data`. Optional
-//! operations are left out of `file_operations` unless implemented
-//! (`#[vtable]`), so the VFS answers them as for a C driver without them.
-//! Every file is a stream (`stream_open`): no seeking, no `pread` or
-//! `pwrite`, no file position. Operations get the file as a [`LocalFile`],
-//! which is not sent to other threads: a stream's read or write runs
-//! inside an `fdget_pos` that took no `f_pos_lock` (a stream has no
-//! `FMODE_ATOMIC_POS`), on this thread and maybe on others sharing the
-//! file. `File`'s invariant excludes the first; `LocalFile`'s, which
-//! asks the others' absence too, is about the position such a region
-//! may change without the lock, which a stream does not have.
+//! state kept as a [`ForeignOwnable`] in `file->private_data`, in the shape
+//! of [`MiscDevice`](kernel::miscdevice::MiscDevice)'s: `read_iter` and
+//! `write_iter` get a [`Kiocb`] and an IO vector, the other operations the
+//! [`File`]. Optional operations are left out of `file_operations` unless
+//! implemented (`#[vtable]`), so the VFS answers them as for a C driver
+//! without them. Every file is a stream (`stream_open`): no seeking, no
+//! `pread` or `pwrite`, no file position.
+//!
+//! A read or write runs inside an `fdget_pos` region, which `File`'s
+//! invariant excludes, and which takes no `f_pos_lock` on a character
+//! device (only regular files and directories have `FMODE_ATOMIC_POS`):
+//! so `read_iter` and `write_iter` get no `File`, only what the `Kiocb`
+//! gives. The other operations run under a plain `fdget`, as
+//! `MiscDevice`'s do, and get a `&File` on the same terms as theirs.
 //!
 //! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 7.x),
 //! which registers on the misc major only and has no `poll`.
@@ -20,21 +23,20 @@
 use super::Node;
 use crate::glue::bindings;
 #[cfg(not(umad_rs_in_kernel_crate))]
-use crate::glue::compat::LocalFile;
-#[cfg(not(umad_rs_in_kernel_crate))]
-use crate::glue::compat::PollTable;
+use crate::glue::compat::{File, IovIterDest, IovIterSource, Kiocb, PollTable};
 use core::marker::PhantomData;
-#[cfg(umad_rs_in_kernel_crate)]
-use kernel::fs::LocalFile;
-#[cfg(umad_rs_in_kernel_crate)]
-use kernel::sync::poll::PollTable;
 use kernel::{
     device::Device,
-    ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void},
+    ffi::{c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
     sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
-    uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
+};
+#[cfg(umad_rs_in_kernel_crate)]
+use kernel::{
+    fs::{File, Kiocb},
+    iov::{IovIterDest, IovIterSource},
+    sync::poll::PollTable,
 };
 
 /// The `EPOLL*` bits a [`FileOps::poll`] returns.
@@ -67,40 +69,42 @@ pub(crate) trait FileOps: Sized + 'static {
 
     /// A file is being opened on a node of `owner`, whose device is
     /// `device` (an `ARef` of it keeps it past the call).
-    fn open(
-        owner: ArcBorrow<'_, Self::Owner>,
-        device: &Device,
-        file: &LocalFile,
-    ) -> Result<Self::Ptr>;
+    fn open(owner: ArcBorrow<'_, Self::Owner>, device: &Device, file: &File) -> Result<Self::Ptr>;
 
     /// The last reference to the file is gone.
-    fn release(data: Self::Ptr, file: &LocalFile);
+    fn release(data: Self::Ptr, file: &File);
 
-    /// `read(2)` into `buf`; returns how many bytes it wrote there.
-    fn read(_data: FileData<'_, Self>, _file: &LocalFile, _buf: UserSliceWriter) -> Result<usize> {
+    /// `read(2)` and `readv(2)`: returns how many bytes it wrote to `iov`.
+    fn read_iter(_kiocb: Kiocb<'_, Self::Ptr>, _iov: &mut IovIterDest<'_>) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// `write(2)` from `buf`; returns how many bytes it took.
-    fn write(_data: FileData<'_, Self>, _file: &LocalFile, _buf: UserSliceReader) -> Result<usize> {
+    /// `write(2)` and `writev(2)`: returns how many bytes it took from
+    /// `iov`.
+    fn write_iter(_kiocb: Kiocb<'_, Self::Ptr>, _iov: &mut IovIterSource<'_>) -> Result<usize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// `poll(2)` and friends: the `EPOLL*` bits that hold now, after
     /// registering with every wait queue that will signal a change.
-    fn poll(_data: FileData<'_, Self>, _file: &LocalFile, _table: &PollTable<'_>) -> u32 {
+    fn poll(_data: FileData<'_, Self>, _file: &File, _table: &PollTable<'_>) -> u32 {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// `ioctl(2)`; `compat` when the caller is a 32-bit process. Unknown
-    /// commands answer `ENOIOCTLCMD`, which userspace sees as `ENOTTY`.
-    fn ioctl(
+    /// `ioctl(2)`. Unknown commands answer `ENOIOCTLCMD`, which userspace
+    /// sees as `ENOTTY`.
+    fn ioctl(_data: FileData<'_, Self>, _file: &File, _cmd: u32, _arg: usize) -> Result<isize> {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ioctl(2)` from a 32-bit process. Without it, such a process's
+    /// calls go to [`FileOps::ioctl`] (`compat_ptr_ioctl`).
+    fn compat_ioctl(
         _data: FileData<'_, Self>,
-        _file: &LocalFile,
+        _file: &File,
         _cmd: u32,
         _arg: usize,
-        _compat: bool,
-    ) -> Result<i32> {
+    ) -> Result<isize> {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -131,18 +135,23 @@ impl<T: FileOps> FileOperations<T> {
         raw.owner = module.as_ptr().cast();
         raw.open = Some(open_callback::<T>);
         raw.release = Some(release_callback::<T>);
-        if T::HAS_READ {
-            raw.read = Some(read_callback::<T>);
+        if T::HAS_READ_ITER {
+            raw.read_iter = Some(read_iter_callback::<T>);
         }
-        if T::HAS_WRITE {
-            raw.write = Some(write_callback::<T>);
+        if T::HAS_WRITE_ITER {
+            raw.write_iter = Some(write_iter_callback::<T>);
         }
         if T::HAS_POLL {
             raw.poll = Some(poll_callback::<T>);
         }
         if T::HAS_IOCTL {
             raw.unlocked_ioctl = Some(ioctl_callback::<T>);
+        }
+        #[cfg(CONFIG_COMPAT)]
+        if T::HAS_COMPAT_IOCTL {
             raw.compat_ioctl = Some(compat_ioctl_callback::<T>);
+        } else if T::HAS_IOCTL {
+            raw.compat_ioctl = Some(bindings::compat_ptr_ioctl);
         }
         // INVARIANT: `T`'s trampolines, as `T` implements them.
         Self {
@@ -169,9 +178,10 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
     // keeps the node's device, hence its owner, alive during the call.
     let (owner, device) = unsafe { Node::of_cdev::<T::Owner>(inode_cdev(inode)) };
-    // SAFETY: the VFS passes a valid file for the duration of `open`, on
-    // this thread.
-    let f = unsafe { LocalFile::from_raw_file(file.cast_const().cast()) };
+    // SAFETY: the VFS passes a valid file for the duration of `open`,
+    // before any descriptor refers to it: no `fdget_pos` region can hold
+    // it.
+    let f = unsafe { File::from_raw_file(file.cast_const().cast()) };
     match T::open(owner, device, f) {
         Ok(data) => {
             // SAFETY: `file` is valid and not yet shared; `release_callback`
@@ -199,69 +209,69 @@ unsafe extern "C" fn release_callback<T: FileOps>(
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`
     // and is taken back only here.
     let data = unsafe { T::Ptr::from_foreign((*file).private_data) };
-    // SAFETY: the file is valid during `release`, which runs when no
-    // `fdget_pos` holds it.
+    // SAFETY: the file is valid during `release`, which runs once the
+    // last reference is gone, so no `fdget_pos` region holds it.
     T::release(data, unsafe {
-        LocalFile::from_raw_file(file.cast_const().cast())
+        File::from_raw_file(file.cast_const().cast())
     });
     0
 }
 
-/// The state of a file whose `open_callback` succeeded.
+/// The state of a file whose `open_callback` succeeded, and the file.
 ///
 /// # Safety
 ///
 /// `file` is such a file, valid for `'a` (the VFS holds it during every
-/// file operation), and the operation's own (see the module's
-/// documentation for the `fdget_pos` regions it may run in).
-unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a LocalFile) {
+/// file operation), in an operation other than `read_iter` and
+/// `write_iter`, which the VFS runs under `fdget`, not `fdget_pos`.
+unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, T>, &'a File) {
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
     // and `release_callback`, which takes it back, runs only after the last
-    // operation on the file; the `LocalFile` stays on this thread, with
-    // the operation, and nothing reads or writes a stream's position.
+    // operation on the file. This thread is in no `fdget_pos` region for
+    // the file, as `MiscDevice`'s operations are not.
     unsafe {
         (
             T::Ptr::borrow((*file).private_data),
-            LocalFile::from_raw_file(file.cast_const().cast()),
+            File::from_raw_file(file.cast_const().cast()),
         )
     }
 }
 
-/// `file_operations.read`.
+/// `file_operations.read_iter`.
 ///
 /// # Safety
 ///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn read_callback<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *mut c_char,
-    count: usize,
-    _pos: *mut bindings::loff_t,
+/// Called by the VFS with a kiocb on a file that `open_callback::<T>`
+/// opened and an IO vector to write to, both valid during the call.
+unsafe extern "C" fn read_iter_callback<T: FileOps>(
+    kiocb: *mut bindings::kiocb,
+    iter: *mut bindings::iov_iter,
 ) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours, on the thread
-    // that holds it.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    // The user pointer is checked by each copy, not trusted here.
-    let buf = user_slice(buf as usize, count).writer();
-    ssize(T::read(data, file, buf))
+    // SAFETY: the kiocb is valid during the call, and its file's private
+    // data is a `T::Ptr` (`open_callback`).
+    let kiocb = unsafe { Kiocb::from_raw(kiocb.cast()) };
+    // SAFETY: the VFS gives `read_iter` an IO vector to write to, used only
+    // through this reference during the call.
+    let iov = unsafe { IovIterDest::from_raw(iter.cast()) };
+    ssize(T::read_iter(kiocb, iov))
 }
 
-/// `file_operations.write`.
+/// `file_operations.write_iter`.
 ///
 /// # Safety
 ///
-/// Called by the VFS on a file that `open_callback::<T>` opened.
-unsafe extern "C" fn write_callback<T: FileOps>(
-    file: *mut bindings::file,
-    buf: *const c_char,
-    count: usize,
-    _pos: *mut bindings::loff_t,
+/// Called by the VFS with a kiocb on a file that `open_callback::<T>`
+/// opened and an IO vector to read from, both valid during the call.
+unsafe extern "C" fn write_iter_callback<T: FileOps>(
+    kiocb: *mut bindings::kiocb,
+    iter: *mut bindings::iov_iter,
 ) -> isize {
-    // SAFETY: the VFS calls this for an open file of ours, on the thread
-    // that holds it.
-    let (data, file) = unsafe { file_data::<T>(file) };
-    let buf = user_slice(buf as usize, count).reader();
-    ssize(T::write(data, file, buf))
+    // SAFETY: as in `read_iter_callback`.
+    let kiocb = unsafe { Kiocb::from_raw(kiocb.cast()) };
+    // SAFETY: the VFS gives `write_iter` an IO vector to read from, used
+    // only through this reference during the call.
+    let iov = unsafe { IovIterSource::from_raw(iter.cast()) };
+    ssize(T::write_iter(kiocb, iov))
 }
 
 /// `file_operations.poll`.
@@ -274,23 +284,12 @@ unsafe extern "C" fn poll_callback<T: FileOps>(
     file: *mut bindings::file,
     table: *mut bindings::poll_table_struct,
 ) -> c_uint {
-    // SAFETY: the VFS calls this for an open file of ours, on the thread
-    // that holds it.
+    // SAFETY: the VFS calls this for an open file of ours, under `fdget`.
     let (data, file) = unsafe { file_data::<T>(file) };
     // SAFETY: the VFS passes a poll table that is valid or null during
     // the call.
-    let table = unsafe { PollTable::from_raw(table) };
+    let table = unsafe { PollTable::from_raw(table.cast()) };
     T::poll(data, file, &table)
-}
-
-/// `len` bytes of user memory at `addr`, which each access checks: 7.x
-/// takes the address as a `UserPtr`, 6.12 as a plain `usize`.
-fn user_slice(addr: usize, len: usize) -> UserSlice {
-    #[cfg(umad_rs_user_ptr_struct)]
-    let ptr = kernel::uaccess::UserPtr::from_addr(addr);
-    #[cfg(not(umad_rs_user_ptr_struct))]
-    let ptr = addr;
-    UserSlice::new(ptr, len)
 }
 
 /// `inode->i_cdev`, in an anonymous union of `struct inode`, one place
@@ -310,24 +309,24 @@ unsafe fn inode_cdev(inode: *const bindings::inode) -> *mut bindings::cdev {
     cdev
 }
 
-/// What `read` and `write` return: a count, or a negative errno. Counts
-/// are at most the `count` the VFS passed, itself at most `MAX_RW_COUNT`.
+/// What `read_iter` and `write_iter` return: a count, or a negative
+/// errno. Counts are at most the IO vector's length, itself at most
+/// `MAX_RW_COUNT`.
 fn ssize(result: Result<usize>) -> isize {
     result
         .and_then(|n| isize::try_from(n).map_err(|_| EINVAL))
-        .unwrap_or_else(errno)
+        .unwrap_or_else(|e| {
+            // CAST: an int widened to a pointer-sized int, which holds it.
+            e.to_errno() as isize
+        })
 }
 
 /// What `ioctl` returns: a value, or a negative errno.
-fn ioctl_result(result: Result<i32>) -> c_long {
-    // CAST: an int widened to a long, which holds it.
-    result.unwrap_or_else(|e| e.to_errno()) as c_long
-}
-
-/// A negative errno as a `ssize_t`.
-fn errno(e: Error) -> isize {
-    // CAST: an int widened to a pointer-sized int, which holds it.
-    e.to_errno() as isize
+fn ioctl_result(result: Result<isize>) -> c_long {
+    result.unwrap_or_else(|e| {
+        // CAST: an int widened to a pointer-sized int, which holds it.
+        e.to_errno() as isize
+    })
 }
 
 /// `file_operations.unlocked_ioctl`.
@@ -340,26 +339,23 @@ unsafe extern "C" fn ioctl_callback<T: FileOps>(
     cmd: c_uint,
     arg: c_ulong,
 ) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours, on the thread
-    // that holds it.
+    // SAFETY: the VFS calls this for an open file of ours, under `fdget`.
     let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg, false))
+    ioctl_result(T::ioctl(data, file, cmd, arg))
 }
 
-/// `file_operations.compat_ioctl`: a 32-bit process's ioctl. Its pointer
-/// argument is zero-extended already, so it is used as it is
-/// (`compat_ptr` is the identity on the architectures Rust builds for).
+/// `file_operations.compat_ioctl`: a 32-bit process's ioctl.
 ///
 /// # Safety
 ///
 /// Called by the VFS on a file that `open_callback::<T>` opened.
+#[cfg(CONFIG_COMPAT)]
 unsafe extern "C" fn compat_ioctl_callback<T: FileOps>(
     file: *mut bindings::file,
     cmd: c_uint,
     arg: c_ulong,
 ) -> c_long {
-    // SAFETY: the VFS calls this for an open file of ours, on the thread
-    // that holds it.
+    // SAFETY: as in `ioctl_callback`.
     let (data, file) = unsafe { file_data::<T>(file) };
-    ioctl_result(T::ioctl(data, file, cmd, arg, true))
+    ioctl_result(T::compat_ioctl(data, file, cmd, arg))
 }

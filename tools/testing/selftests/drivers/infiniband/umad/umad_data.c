@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/select.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
@@ -549,6 +550,40 @@ TEST_F(data, the_old_header_on_write)
 	ASSERT_EQ(OLD_HDR + MAD, write(self->client.fd, buf, sizeof(buf)));
 	ASSERT_EQ(NEW_HDR + MAD, recv_within(self->server.fd, self->buf, sizeof(self->buf), 5000));
 	EXPECT_EQ(0x5000U, mad_tid(self->buf + NEW_HDR) & 0xffffffff);
+}
+
+/*
+ * writev() and readv() take one message across the vector's segments, as
+ * write() and read() take it from one buffer: here the header in one and
+ * the MAD in the other. ib_umad has no write_iter or read_iter, so the VFS
+ * hands it each segment as a write or read of its own
+ * (do_loop_readv_writev), and a header alone is too short for either.
+ */
+TEST_F(data, writev_and_readv_take_a_message_across_segments)
+{
+	struct ib_user_mad sent = { 0 }, got = { 0 };
+	__u8 mad[MAD], back[MAD] = { 0 };
+	struct iovec out[2] = { { &sent, NEW_HDR }, { mad, MAD } };
+	struct iovec in[2] = { { &got, NEW_HDR }, { back, MAD } };
+	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
+	ssize_t n;
+
+	ASSERT_EQ(NEW_HDR, sizeof(sent));
+	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
+	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
+	umad_address(&sent, self->client.agent, self->server.gid, 0, 0);
+	mad_header(mad, VENDOR1_CLASS, GET, 0x6000);
+	mad[100] = 0x5a;
+	n = writev(self->client.fd, out, 2);
+	ASSERT_EQ(NEW_HDR + MAD, n) TH_LOG("writev: %s", n < 0 ? strerror(errno) : "short");
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	n = readv(self->server.fd, in, 2);
+	ASSERT_EQ(NEW_HDR + MAD, n) TH_LOG("readv: %s", n < 0 ? strerror(errno) : "short");
+	EXPECT_EQ(self->server.agent, got.hdr.id);
+	EXPECT_EQ((__u32)(NEW_HDR + MAD), got.hdr.length);
+	EXPECT_EQ(GET, back[3]);
+	EXPECT_EQ(0x6000U, mad_tid(back) & 0xffffffff);
+	EXPECT_EQ(0x5a, back[100]);
 }
 
 struct blocked_read {
