@@ -218,10 +218,10 @@ impl<T: ClientOps> Client<T> {
     /// # Safety
     ///
     /// This client is registered, and its `remove` for `device` cannot run
-    /// during `'a`: for
-    /// example, this is the `add` of a client registered after this one
-    /// (the core adds clients in registration order, removes them in the
-    /// reverse order, and this one is unregistered last).
+    /// during `'a`: for example, this is the `add` of a client registered
+    /// after this one and unregistered before it (the core adds a device's
+    /// clients in registration order and removes them in the reverse
+    /// order, as `struct ib_client` documents).
     pub(crate) unsafe fn data_of<'a>(
         &self,
         device: &Device,
@@ -281,10 +281,11 @@ impl<T: ClientOps> Drop for Registration<T> {
 ///
 /// # Safety
 ///
-/// Called by the IB core with a registered device, under `devices_rwsem`.
+/// Called by the IB core as `struct ib_client` documents `add`: with a
+/// device that is registered and not renamed during the call.
 unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device) -> c_int {
-    // SAFETY: the IB core holds `devices_rwsem` across `add`, which keeps
-    // the device registered, and its name as it is, for this call.
+    // SAFETY: the device stays registered, and its name as it is, for
+    // this call (the caller's promise).
     let device = unsafe { Device::from_raw(ibdev) };
     // SAFETY: this is a callback of the client.
     let context = unsafe { T::client().context() };
@@ -302,8 +303,10 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
 ///
 /// # Safety
 ///
-/// Called by the IB core once for every device whose `add` succeeded, with
-/// the data that `add_callback` stored.
+/// Called by the IB core as `struct ib_client` documents `remove`: once
+/// for every device whose `add` succeeded, with the data that
+/// `add_callback` stored, when no `rename` or `get_nl_info` call that
+/// borrows it runs or is to come.
 unsafe extern "C" fn remove_callback<T: ClientOps>(
     _ibdev: *mut bindings::ib_device,
     client_data: *mut c_void,
@@ -319,16 +322,16 @@ unsafe extern "C" fn remove_callback<T: ClientOps>(
 ///
 /// # Safety
 ///
-/// Called by the IB core with a registered device that it has just
-/// renamed, under `devices_rwsem`, and with the data that `add_callback`
-/// stored, under the device's `client_data_rwsem`, which keeps `remove`
-/// from starting.
+/// Called by the IB core as `struct ib_client` documents `rename`: with a
+/// registered device that it has just renamed and that keeps its name
+/// during the call, and with the data that `add_callback` stored, between
+/// `add` and `remove`.
 unsafe extern "C" fn rename_callback<T: ClientOps>(
     ibdev: *mut bindings::ib_device,
     client_data: *mut c_void,
 ) {
-    // SAFETY: the IB core holds `devices_rwsem` across the call, which
-    // keeps the device registered and its name as it is now.
+    // SAFETY: the device stays registered, and its name as it is now, for
+    // this call (the caller's promise).
     let device = unsafe { Device::from_raw(ibdev) };
     // SAFETY: `client_data` came from `into_foreign` and `remove` (which
     // takes it back) cannot run during this call.
@@ -340,9 +343,9 @@ unsafe extern "C" fn rename_callback<T: ClientOps>(
 ///
 /// # Safety
 ///
-/// Called by the IB core with the data that `add_callback` stored, under the
-/// device's `client_data_rwsem`, which keeps `remove` from starting; `res`
-/// is valid for writes.
+/// Called by the IB core as `struct ib_client` documents `get_nl_info`:
+/// with the data that `add_callback` stored, between `add` and `remove`,
+/// which waits for the call; `res` is valid for writes.
 unsafe extern "C" fn get_nl_info_callback<T: ClientOps>(
     _ibdev: *mut bindings::ib_device,
     client_data: *mut c_void,

@@ -14,17 +14,17 @@ use kernel::{device, error::to_result, prelude::*, str::CStr, types::Opaque};
 ///
 /// # Invariants
 ///
-/// The device is registered with the IB core, and the core holds its
-/// `devices_rwsem`, which a rename takes for writing, for as long as a
-/// `&Device` exists.
+/// The device is registered with the IB core and is not renamed for as
+/// long as a `&Device` exists: what the core promises `add` and `rename`
+/// (`struct ib_client`, `include/rdma/ib_verbs.h`).
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
 
 impl Device {
     /// # Safety
     ///
-    /// `ptr` points to a registered `ib_device` that stays registered, with
-    /// `devices_rwsem` held, during `'a`.
+    /// `ptr` points to a registered `ib_device` that stays registered, and
+    /// is not renamed, during `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee outlives `'a`.
