@@ -222,8 +222,13 @@ impl UmadFile {
     }
 
     /// `read(2)`: the next queued packet, after its umad header; `EAGAIN`
-    /// for a `nonblocking` file instead of a wait.
-    pub(crate) fn read(&self, nonblocking: bool, out: &mut IovIterDest<'_>) -> Result<usize> {
+    /// instead of a wait while the file is `nonblocking()` (asked at each
+    /// wait, as `fcntl` may change it meanwhile).
+    pub(crate) fn read(
+        &self,
+        nonblocking: impl Fn() -> bool,
+        out: &mut IovIterDest<'_>,
+    ) -> Result<usize> {
         let count = out.len();
         if count < self.layout().size() {
             return Err(EINVAL);
@@ -239,7 +244,7 @@ impl UmadFile {
                     break packet;
                 }
             }
-            if nonblocking {
+            if nonblocking() {
                 return Err(EAGAIN);
             }
             // Unlike ib_umad, device removal ends the wait too.

@@ -121,7 +121,7 @@ impl infiniband::ClientOps for UmadClient {
         &UMAD_CLIENT
     }
 
-    fn add(context: &UmadContext, device: &infiniband::Device) -> Result<KBox<UmadDevice>> {
+    fn add(context: &UmadContext, device: &infiniband::Adding<'_>) -> Result<KBox<UmadDevice>> {
         let numbers = device.ports();
         let mut umad = KBox::new(
             UmadDevice {
@@ -207,7 +207,7 @@ impl infiniband::ClientOps for IssmClient {
         &ISSM_CLIENT
     }
 
-    fn add(_context: &(), device: &infiniband::Device) -> Result<Self::DeviceData> {
+    fn add(_context: &(), device: &infiniband::Adding<'_>) -> Result<Self::DeviceData> {
         let mut issm = KBox::new(
             IssmDevice {
                 numbers: device.ports(),

@@ -3,7 +3,8 @@
 //! InfiniBand: safe types over the IB core (`include/rdma/ib_verbs.h`) and
 //! its MAD layer (`include/rdma/ib_mad.h`) for IB clients.
 //!
-//! - `device`: an IB device, borrowed in `add` or held until `remove`.
+//! - `device`: an IB device, borrowed in `add` and `rename`, or held
+//!   until `remove`, which waits for every handle.
 //! - `client`: IB client registration and its callbacks.
 //! - `mad`: MAD agents, the MADs they send and receive, address handles.
 //!
@@ -16,4 +17,4 @@ mod device;
 pub(crate) mod mad;
 
 pub(crate) use client::{Chardev, Client, ClientOps, NoChardev, Registration};
-pub(crate) use device::{Device, DeviceHandle, DeviceName, PortCapabilities};
+pub(crate) use device::{Adding, Device, DeviceHandle, DeviceName, PortCapabilities};

@@ -124,12 +124,12 @@ impl Port {
     /// Makes the port's nodes: `umadN`, and `issmN` if `smi`.
     pub(crate) fn create(
         context: &UmadContext,
-        device: &infiniband::Device,
+        device: &infiniband::Adding<'_>,
         number: u32,
         smi: bool,
     ) -> Result<Arc<Port>> {
         // Held until `kill`, which `remove` calls for every port.
-        let handle = device.handle().ok_or(ENODEV)?;
+        let handle = device.handle();
         let devnum = {
             let mut devnums = context.devnums.lock();
             let id = devnums.find_unused_id(0).ok_or(ENOSPC)?;
@@ -260,7 +260,7 @@ impl FileOps for UmadFileOps {
     }
 
     fn read_iter(kiocb: Kiocb<'_, Arc<UmadFile>>, out: &mut IovIterDest<'_>) -> Result<usize> {
-        kiocb.file().read(compat::is_nonblocking(&kiocb), out)
+        kiocb.file().read(|| compat::is_nonblocking(&kiocb), out)
     }
 
     fn write_iter(kiocb: Kiocb<'_, Arc<UmadFile>>, input: &mut IovIterSource<'_>) -> Result<usize> {
@@ -272,11 +272,11 @@ impl FileOps for UmadFileOps {
     }
 
     fn ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize) -> Result<isize> {
-        file.ioctl(cmd, arg, false)
+        UmadFile::ioctl(file, cmd, arg, false)
     }
 
     fn compat_ioctl(file: FileData<'_, Self>, _: &File, cmd: u32, arg: usize) -> Result<isize> {
-        file.ioctl(cmd, arg, true)
+        UmadFile::ioctl(file, cmd, arg, true)
     }
 }
 

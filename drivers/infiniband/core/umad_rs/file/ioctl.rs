@@ -24,6 +24,7 @@ use kernel::{
     ioctl::{_IO, _IOW, _IOWR},
     prelude::*,
     str::CStr,
+    sync::ArcBorrow,
 };
 
 /// `IB_USER_MAD_REGISTER_AGENT`.
@@ -184,12 +185,17 @@ impl AgentRequest for RegReq2 {
 
 impl UmadFile {
     /// The umad ioctls; unknown ones are `ENOIOCTLCMD` (`ENOTTY`).
-    pub(crate) fn ioctl(&self, cmd: u32, arg: usize, compat: bool) -> Result<isize> {
+    pub(crate) fn ioctl(
+        this: ArcBorrow<'_, Self>,
+        cmd: u32,
+        arg: usize,
+        compat: bool,
+    ) -> Result<isize> {
         match cmd {
-            REGISTER_AGENT => self.register::<RegisterV1>(arg, compat),
-            REGISTER_AGENT2 => self.register::<RegReq2>(arg, compat),
-            UNREGISTER_AGENT => self.unregister(arg),
-            ENABLE_PKEY => self.enable_pkey(),
+            REGISTER_AGENT => Self::register::<RegisterV1>(this, arg, compat),
+            REGISTER_AGENT2 => Self::register::<RegReq2>(this, arg, compat),
+            UNREGISTER_AGENT => this.unregister(arg),
+            ENABLE_PKEY => this.enable_pkey(),
             _ => Err(ENOIOCTLCMD),
         }
         .map(|()| 0)
@@ -198,21 +204,21 @@ impl UmadFile {
     /// REGISTER_AGENT and REGISTER_AGENT2: a new agent in the lowest free
     /// slot, whose number goes back in the request's `id`. The checks and
     /// their order are ib_umad's.
-    fn register<R: AgentRequest>(&self, arg: usize, compat: bool) -> Result {
-        let port_state = self.port.state.lock();
-        let mut state = self.state.lock();
+    fn register<R: AgentRequest>(this: ArcBorrow<'_, Self>, arg: usize, compat: bool) -> Result {
+        let port_state = this.port.state.lock();
+        let mut state = this.state.lock();
         let Some(device) = port_state.device() else {
-            notice!(self, "{}: invalid device\n", R::NAME);
+            notice!(this, "{}: invalid device\n", R::NAME);
             return Err(EPIPE);
         };
         let req = R::read(arg, compat)?;
         if req.qpn() > 1 {
-            notice!(self, "{}: invalid QPN {} specified\n", R::NAME, req.qpn());
+            notice!(this, "{}: invalid QPN {} specified\n", R::NAME, req.qpn());
             return Err(EINVAL);
         }
         if req.unknown_flags() != 0 {
             notice!(
-                self,
+                this,
                 "{} failed: invalid registration flags specified {:#x}; supported {:#x}\n",
                 R::NAME,
                 req.flags(),
@@ -226,14 +232,14 @@ impl UmadFile {
             return Err(EINVAL);
         }
         let Some(slot) = state.agents.vacant() else {
-            notice!(self, "{}: Max Agents ({MAX_AGENTS}) reached\n", R::NAME);
+            notice!(this, "{}: Max Agents ({MAX_AGENTS}) reached\n", R::NAME);
             return Err(ENOMEM);
         };
         let request = req.request();
         let request = match request {
             None => None,
             Some(Err(oui)) => {
-                notice!(self, "{} failed: oui invalid {oui:#010x}\n", R::NAME);
+                notice!(this, "{} failed: oui invalid {oui:#010x}\n", R::NAME);
                 return Err(EINVAL);
             }
             Some(Ok(ref request)) => Some(request),
@@ -243,24 +249,19 @@ impl UmadFile {
         } else {
             QpType::Gsi
         };
-        // SAFETY: the agent goes into this file's slots, which it leaves
-        // only as a `Retired`, unregistered under the port's lock: by
-        // UNREGISTER_AGENT, by the port's `kill` before it returns, hence
-        // before the device goes, or at the latest by `close`, which the
-        // file's release runs before it drops the open file's reference to
-        // the file, the handler. Until then the file is neither dropped nor
-        // moved (it is pinned in its `Arc`).
-        let agent = unsafe {
-            Agent::register(
-                device,
-                self.port.number,
-                qp,
-                request,
-                req.rmpp_version(),
-                req.flags(),
-                self,
-            )
-        }?;
+        // The agent holds the file, its handler, and goes into the file's
+        // slots: it leaves them only as a `Retired`, unregistered, by
+        // UNREGISTER_AGENT, the port's `kill` or, at the latest, `close`,
+        // which the file's release runs, so the file does not keep itself.
+        let agent = Agent::register(
+            device,
+            this.port.number,
+            qp,
+            request,
+            req.rmpp_version(),
+            req.flags(),
+            this.into(),
+        )?;
         if let Err(e) = put_user_u32(arg, slot.id()) {
             Retired::new(agent, state).unregister(&port_state);
             return Err(e);
@@ -269,9 +270,9 @@ impl UmadFile {
         if !state.already_used {
             state.already_used = true;
             if R::NEW_LAYOUT {
-                self.new_layout.store(true, Ordering::Relaxed);
-            } else if self.layout() == HdrLayout::Old {
-                self.warn_old_abi();
+                this.new_layout.store(true, Ordering::Relaxed);
+            } else if this.layout() == HdrLayout::Old {
+                this.warn_old_abi();
             }
         }
         Ok(())

@@ -85,7 +85,8 @@ mod fs {
     /// # Invariants
     ///
     /// The file is valid, and no `fdget_pos` region that took no
-    /// `f_pos_lock` holds it on this thread.
+    /// `f_pos_lock` holds it on this thread: the crate's `File` invariant
+    /// as `MiscDevice` reads it (see `chrdev::file`).
     #[cfg(not(umad_rs_fs_file))]
     #[repr(transparent)]
     pub(crate) struct File(Opaque<bindings::file>);
@@ -192,8 +193,12 @@ mod fs {
             unsafe { iov_count(self.iov.get()) }
         }
 
-        /// Reads into `out`; returns the part of it that was written.
-        pub(crate) fn copy_from_iter_raw(&mut self, out: &mut [MaybeUninit<u8>]) -> &mut [u8] {
+        /// Reads into `out`; returns the part of it that was written (a
+        /// borrow of `out`, where 7.3's signature ties it to `self`).
+        pub(crate) fn copy_from_iter_raw<'out>(
+            &mut self,
+            out: &'out mut [MaybeUninit<u8>],
+        ) -> &'out mut [u8] {
             let capacity = out.len();
             let out = out.as_mut_ptr().cast::<u8>();
             // SAFETY: the IO vector may be read from (type invariants);
@@ -567,11 +572,13 @@ pub(crate) fn is_nonblocking<T: kernel::types::ForeignOwnable>(kiocb: &Kiocb<'_,
     #[cfg(umad_rs_kiocb_file_flags)]
     let flags = kiocb.file_flags();
     #[cfg(not(umad_rs_kiocb_file_flags))]
-    // SAFETY: the kiocb and its file are valid while it is borrowed;
-    // `fcntl(F_SETFL)` may write `f_flags` meanwhile, so it is read once,
-    // as `File::flags` reads it.
-    let flags =
-        unsafe { core::ptr::addr_of!((*(*kiocb.as_raw()).ki_filp).f_flags).read_volatile() };
+    let flags = {
+        let raw = kiocb.as_raw();
+        // SAFETY: the kiocb and its file are valid while it is borrowed;
+        // `fcntl(F_SETFL)` may write `f_flags` meanwhile, so it is read
+        // once, as `File::flags` reads it.
+        unsafe { core::ptr::addr_of!((*(*raw).ki_filp).f_flags).read_volatile() }
+    };
     flags & O_NONBLOCK != 0
 }
 

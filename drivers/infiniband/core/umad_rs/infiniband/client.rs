@@ -6,7 +6,10 @@
 //!
 //! Upstream counterpart: none yet (see `infiniband.rs`).
 
-use super::Device;
+use super::{
+    device::{Adding, Users},
+    Device,
+};
 use crate::glue::bindings;
 use core::{
     marker::PhantomData,
@@ -34,8 +37,10 @@ pub(crate) trait ClientOps: Sized + 'static {
 
     /// A device appeared (or the client was registered while it was there).
     /// An error means the client does not use this device; `remove` is then
-    /// not called for it.
-    fn add(context: &Self::Context, device: &Device) -> Result<Self::DeviceData>;
+    /// not called for it. The client may keep handles to the device
+    /// ([`Adding::handle`]) until its `remove` for it, which waits for
+    /// them.
+    fn add(context: &Self::Context, device: &Adding<'_>) -> Result<Self::DeviceData>;
 
     /// The device is going away (or the client is being unregistered).
     fn remove(context: &Self::Context, data: Self::DeviceData);
@@ -99,7 +104,7 @@ impl<'a> Chardev<'a> {
 ///
 /// ```
 /// use kernel::{
-///     infiniband::{Chardev, Client, ClientOps, Device, NoChardev},
+///     infiniband::{Adding, Chardev, Client, ClientOps, NoChardev},
 ///     types::ForeignOwnable,
 /// };
 ///
@@ -114,7 +119,7 @@ impl<'a> Chardev<'a> {
 ///         &COUNTER
 ///     }
 ///
-///     fn add(_context: &(), _device: &Device) -> Result<KBox<u32>> {
+///     fn add(_context: &(), _device: &Adding<'_>) -> Result<KBox<u32>> {
 ///         Ok(KBox::new(0, GFP_KERNEL)?)
 ///     }
 ///
@@ -228,10 +233,11 @@ impl<T: ClientOps> Client<T> {
     ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
         // SAFETY: the device is valid; the client is registered whenever
         // another client's callback can run, by the caller's promise.
-        let data = unsafe { bindings::ib_get_client_data(device.as_raw(), self.raw.get()) };
-        // SAFETY: non-null data is what `add_callback` stored, and the
-        // caller guarantees `remove` does not take it back during `'a`.
-        (!data.is_null()).then(|| unsafe { T::DeviceData::borrow(data) })
+        let attached = unsafe { bindings::ib_get_client_data(device.as_raw(), self.raw.get()) };
+        // SAFETY: non-null client data is an `Attached` that `add_callback`
+        // stored, and the caller guarantees `remove` does not free it, nor
+        // take back its data, during `'a`.
+        (!attached.is_null()).then(|| unsafe { Attached::borrow::<T>(attached) })
     }
 
     /// The context of the running registration.
@@ -277,6 +283,40 @@ impl<T: ClientOps> Drop for Registration<T> {
     }
 }
 
+/// What a client keeps for a device it took, as the device's client data:
+/// its own data, and its handles' count.
+///
+/// # Invariants
+///
+/// Once `add_callback` stores it as client data, `data` is what the
+/// client's `add` returned, made by `into_foreign`.
+#[pin_data]
+struct Attached {
+    data: AtomicPtr<c_void>,
+    #[pin]
+    users: Users,
+}
+
+impl Attached {
+    /// The client's data of the device whose client data is `attached`.
+    ///
+    /// # Safety
+    ///
+    /// `attached` is the client data `add_callback::<T>` stored, and
+    /// `remove_callback::<T>` does not run for it during `'a`.
+    unsafe fn borrow<'a, T: ClientOps>(
+        attached: *mut c_void,
+    ) -> <T::DeviceData as ForeignOwnable>::Borrowed<'a> {
+        // SAFETY: `attached` is an `Attached` that lives during `'a`, whose
+        // data came from `into_foreign` and is not taken back meanwhile
+        // (the caller's promise).
+        unsafe {
+            let attached = &*attached.cast::<Attached>();
+            T::DeviceData::borrow(attached.data.load(Ordering::Relaxed))
+        }
+    }
+}
+
 /// `ib_client.add`.
 ///
 /// # Safety
@@ -290,11 +330,31 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
     // SAFETY: this is a callback of the client.
     let context = unsafe { T::client().context() };
     from_result(|| {
+        let attached = KBox::pin_init(
+            pin_init!(Attached {
+                data: AtomicPtr::new(core::ptr::null_mut()),
+                users <- Users::new(),
+            }),
+            GFP_KERNEL,
+        )?;
+        let data = T::add(context, &Adding::new(device, &attached.users));
+        let data = match data {
+            Ok(data) => data,
+            Err(e) => {
+                // Whatever handles `add` made go with it.
+                attached.users.wait_for_none();
+                return Err(e);
+            }
+        };
         // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
-        let data: *const c_void = T::add(context, device)?.into_foreign();
+        let data: *const c_void = data.into_foreign();
+        attached.data.store(data.cast_mut(), Ordering::Relaxed);
+        // SAFETY: the record is freed by `remove_callback` only, and not
+        // moved meanwhile.
+        let attached = KBox::into_raw(unsafe { Pin::into_inner_unchecked(attached) });
         // SAFETY: the client is registered (the core is calling it) and the
-        // device is valid; `remove_callback` takes the data back.
-        unsafe { bindings::ib_set_client_data(ibdev, T::client().raw.get(), data.cast_mut()) };
+        // device is valid; `remove_callback` takes the record back.
+        unsafe { bindings::ib_set_client_data(ibdev, T::client().raw.get(), attached.cast()) };
         Ok(0)
     })
 }
@@ -304,18 +364,22 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
 /// # Safety
 ///
 /// Called by the IB core as `struct ib_client` documents `remove`: once
-/// for every device whose `add` succeeded, with the data that
+/// for every device whose `add` succeeded, with the client data that
 /// `add_callback` stored, when no `rename` or `get_nl_info` call that
 /// borrows it runs or is to come.
 unsafe extern "C" fn remove_callback<T: ClientOps>(
     _ibdev: *mut bindings::ib_device,
     client_data: *mut c_void,
 ) {
-    // SAFETY: `client_data` came from `into_foreign` in `add_callback`, and
-    // the core calls `remove` once for it.
-    let data = unsafe { T::DeviceData::from_foreign(client_data) };
+    // SAFETY: `client_data` came from `KBox::into_raw` of a pinned
+    // `Attached` in `add_callback`, and the core calls `remove` once for it.
+    let attached = unsafe { Pin::new_unchecked(KBox::from_raw(client_data.cast::<Attached>())) };
+    // SAFETY: the data came from `into_foreign` (type invariants) and is
+    // taken back once, here.
+    let data = unsafe { T::DeviceData::from_foreign(attached.data.load(Ordering::Relaxed)) };
     // SAFETY: this is a callback of the client.
     T::remove(unsafe { T::client().context() }, data);
+    attached.users.wait_for_none();
 }
 
 /// `ib_client.rename`.
@@ -323,19 +387,19 @@ unsafe extern "C" fn remove_callback<T: ClientOps>(
 /// # Safety
 ///
 /// Called by the IB core as `struct ib_client` documents `rename`: with a
-/// registered device that it has just renamed and that keeps its name
-/// during the call, and with the data that `add_callback` stored, between
+/// device that it has just renamed and that keeps its name during the
+/// call, and with the client data that `add_callback` stored, between
 /// `add` and `remove`.
 unsafe extern "C" fn rename_callback<T: ClientOps>(
     ibdev: *mut bindings::ib_device,
     client_data: *mut c_void,
 ) {
-    // SAFETY: the device stays registered, and its name as it is now, for
-    // this call (the caller's promise).
+    // SAFETY: the device stays valid, and its name as it is now, for this
+    // call (the caller's promise).
     let device = unsafe { Device::from_raw(ibdev) };
-    // SAFETY: `client_data` came from `into_foreign` and `remove` (which
-    // takes it back) cannot run during this call.
-    let data = unsafe { T::DeviceData::borrow(client_data) };
+    // SAFETY: `client_data` is what `add_callback` stored, and `remove`
+    // does not run during this call.
+    let data = unsafe { Attached::borrow::<T>(client_data) };
     T::rename(data, device);
 }
 
@@ -351,9 +415,9 @@ unsafe extern "C" fn get_nl_info_callback<T: ClientOps>(
     client_data: *mut c_void,
     res: *mut bindings::ib_client_nl_info,
 ) -> c_int {
-    // SAFETY: `client_data` came from `into_foreign` and `remove` (which
-    // takes it back) cannot run during this call.
-    let data = unsafe { T::DeviceData::borrow(client_data) };
+    // SAFETY: `client_data` is what `add_callback` stored, and `remove`
+    // does not run during this call.
+    let data = unsafe { Attached::borrow::<T>(client_data) };
     // SAFETY: `res` is valid, as the caller promises.
     match T::chardev(data, unsafe { (*res).port }) {
         Err(why) => why.to_errno(),

@@ -1,30 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! An IB device as its clients see it (`struct ib_device`): borrowed during
-//! `add`, or held as a [`DeviceHandle`] until `remove`.
+//! `add` and `rename`, or held as a [`DeviceHandle`], which the client's
+//! `remove` waits for.
 //!
 //! Upstream counterpart: none yet (see `infiniband.rs`).
 
 use crate::glue::bindings;
-use core::{ops::RangeInclusive, ptr::NonNull};
-use kernel::{device, error::to_result, prelude::*, str::CStr, types::Opaque};
+use core::{
+    ops::{Deref, RangeInclusive},
+    ptr::NonNull,
+};
+use kernel::{
+    device,
+    error::to_result,
+    new_condvar, new_spinlock,
+    prelude::*,
+    str::CStr,
+    sync::{CondVar, SpinLock},
+    types::Opaque,
+};
 
 /// An IB device, borrowed for the duration of a client's `add` or `rename`
 /// callback.
 ///
 /// # Invariants
 ///
-/// The device is registered with the IB core and is not renamed for as
-/// long as a `&Device` exists: what the core promises `add` and `rename`
-/// (`struct ib_client`, `include/rdma/ib_verbs.h`).
+/// The device is valid and is not renamed for as long as a `&Device`
+/// exists: what the IB core promises a client's `add` and `rename`
+/// (`struct ib_client`, `include/rdma/ib_verbs.h`). (It need not be
+/// registered: a rename may run while an unregistration removes the
+/// clients.)
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
 
 impl Device {
     /// # Safety
     ///
-    /// `ptr` points to a registered `ib_device` that stays registered, and
-    /// is not renamed, during `'a`.
+    /// `ptr` points to an `ib_device` that stays valid, and is not renamed,
+    /// during `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee outlives `'a`.
@@ -56,17 +70,6 @@ impl Device {
         DeviceName::new(name.map(|c| c.to_ne_bytes()[0]))
     }
 
-    /// A counted reference to the device, which outlives this callback
-    /// (`ib_device_try_get`); `None` once its unregistration has begun.
-    pub(crate) fn handle(&self) -> Option<DeviceHandle> {
-        // SAFETY: the device is valid by the type invariants.
-        if !unsafe { bindings::ib_device_try_get(self.as_raw()) } {
-            return None;
-        }
-        // INVARIANT: the reference just taken.
-        Some(DeviceHandle(NonNull::from(&self.0).cast()))
-    }
-
     /// The device's index, fixed for its life (what tracepoints name it by).
     pub(crate) fn index(&self) -> u32 {
         // SAFETY: the device is valid by the type invariants.
@@ -83,8 +86,10 @@ impl Device {
             return None;
         }
         #[cfg(umad_rs_device_from_raw)]
-        // SAFETY: a registered IB device holds a reference on its parent,
-        // which so lives at least as long as `self` is borrowed.
+        // SAFETY: an IB device holds a reference on its parent from its
+        // `device_add` to its `device_del`, which the core runs only after
+        // every client's `remove`: so the parent lives at least as long as
+        // `self` is borrowed.
         let parent = unsafe { device::Device::from_raw(parent.cast()) };
         #[cfg(not(umad_rs_device_from_raw))]
         // SAFETY: as for `from_raw`, its later name.
@@ -150,26 +155,125 @@ impl DeviceName {
     }
 }
 
-/// A counted reference to an IB device, which keeps it registered: the IB
-/// core's unregistration waits, once every client's `remove` has run, for
-/// the last reference to go. A client drops its handles in `remove`.
-///
-/// # Invariants
-///
-/// The handle owns a reference to the device's registration count, taken
-/// by `ib_device_try_get` and given back on drop by `ib_device_put`.
-pub(crate) struct DeviceHandle(NonNull<bindings::ib_device>);
+/// A device a client's `add` is taking: a [`Device`] of which the client
+/// may keep [`DeviceHandle`]s.
+pub(crate) struct Adding<'a> {
+    device: &'a Device,
+    users: &'a Users,
+}
 
-impl Drop for DeviceHandle {
-    fn drop(&mut self) {
-        // SAFETY: the handle owns a reference (type invariants), which
-        // keeps the device valid until this gives it back.
-        unsafe { bindings::ib_device_put(self.as_raw()) };
+impl<'a> Adding<'a> {
+    pub(super) fn new(device: &'a Device, users: &'a Users) -> Self {
+        Self { device, users }
+    }
+
+    /// A handle to the device for the client to keep; its `remove` for the
+    /// device waits until every handle is dropped.
+    pub(crate) fn handle(&self) -> DeviceHandle {
+        *self.users.count.lock() += 1;
+        // INVARIANT: counted just now in `users`, the client's record of
+        // the device, which its `remove_callback` frees only once no
+        // handle is counted.
+        DeviceHandle {
+            device: NonNull::from(&self.device.0).cast(),
+            users: NonNull::from(self.users),
+        }
     }
 }
 
-// SAFETY: the IB core's device functions, `ib_device_put` among them, may
-// be called from any thread.
+impl Deref for Adding<'_> {
+    type Target = Device;
+
+    fn deref(&self) -> &Device {
+        self.device
+    }
+}
+
+/// The handles a client holds to one device, which its `remove` waits
+/// for: so no handle, nor a MAD agent registered through one, outlives
+/// the client's `remove`, after which the core removes the MAD layer's
+/// ports (its client was added before, so it is removed after).
+///
+/// # Invariants
+///
+/// `count` is the number of [`DeviceHandle`]s whose `users` is this one.
+#[pin_data]
+pub(super) struct Users {
+    #[pin]
+    count: SpinLock<usize>,
+    #[pin]
+    none_left: CondVar,
+}
+
+impl Users {
+    /// No handle yet.
+    pub(super) fn new() -> impl PinInit<Self> {
+        // INVARIANT: no handle exists yet.
+        pin_init!(Self {
+            count <- new_spinlock!(0),
+            none_left <- new_condvar!(),
+        })
+    }
+
+    /// Waits until no handle is left. A handle kept past the client's
+    /// `remove` is a driver bug, which holds the removal here rather than
+    /// let the handle reach a device the core is taking apart.
+    pub(super) fn wait_for_none(&self) {
+        let mut count = self.count.lock();
+        if *count != 0 {
+            pr_warn!(
+                "IB client removed with {} device handles: waiting for them\n",
+                *count
+            );
+        }
+        while *count != 0 {
+            self.none_left.wait(&mut count);
+        }
+    }
+}
+
+/// A client's handle to an IB device, from its `add` on; the client's
+/// `remove` for the device waits until every handle is dropped, so the
+/// device is there, with its MAD layer's ports, while one lives.
+///
+/// # Invariants
+///
+/// `device` is the device and `users` the client's count of handles to it,
+/// which counts this one; `users` lives, and the client's `remove` for the
+/// device has not returned, until this is dropped.
+pub(crate) struct DeviceHandle {
+    device: NonNull<bindings::ib_device>,
+    users: NonNull<Users>,
+}
+
+impl Clone for DeviceHandle {
+    fn clone(&self) -> Self {
+        *self.users().count.lock() += 1;
+        // INVARIANT: counted just now, beside `self`, which keeps `users`
+        // alive meanwhile.
+        Self {
+            device: self.device,
+            users: self.users,
+        }
+    }
+}
+
+impl Drop for DeviceHandle {
+    fn drop(&mut self) {
+        let users = self.users();
+        let mut count = users.count.lock();
+        *count -= 1;
+        // The waiter in `remove` frees `users` once it sees no handle,
+        // which it does only after this unlocks: nothing touches `users`
+        // after that.
+        if *count == 0 {
+            users.none_left.notify_all();
+        }
+    }
+}
+
+// SAFETY: the IB core's device functions may be called from any thread,
+// and `Users` is a lock and a condition variable.
 unsafe impl Send for DeviceHandle {}
 // SAFETY: as above; the handle itself is immutable.
 unsafe impl Sync for DeviceHandle {}
@@ -177,7 +281,12 @@ unsafe impl Sync for DeviceHandle {}
 impl DeviceHandle {
     /// The C device, for the calls this module makes.
     pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.0.as_ptr()
+        self.device.as_ptr()
+    }
+
+    fn users(&self) -> &Users {
+        // SAFETY: `users` lives while the handle does (type invariants).
+        unsafe { self.users.as_ref() }
     }
 
     /// Whether the calling task's network namespace may use the device

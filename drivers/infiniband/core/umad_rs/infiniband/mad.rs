@@ -18,6 +18,7 @@ use kernel::{
     error::{from_err_ptr, to_result},
     ffi::{c_int, c_void},
     prelude::*,
+    sync::Arc,
     types::Opaque,
 };
 
@@ -149,15 +150,18 @@ impl RawAgent {
 
 /// A registered MAD agent (`ib_register_mad_agent`); dropping it
 /// unregisters it, which waits for its callbacks and flushes its sends.
+/// It holds its handler, and a handle to its device, which keeps the IB
+/// client's `remove` of the device, and so the MAD layer's ports, waiting
+/// for it.
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is its handler, an `H` that
-/// stays valid, and whose device stays registered, until the agent is
-/// dropped.
+/// `raw` is a registered agent on `_device`'s device, whose context is
+/// `_handler`'s `H`.
 pub(crate) struct Agent<H: MadHandler> {
     raw: NonNull<bindings::ib_mad_agent>,
-    _handler: PhantomData<*const H>,
+    _handler: Arc<H>,
+    _device: DeviceHandle,
 }
 
 // SAFETY: the MAD layer's functions may be called from any task.
@@ -169,20 +173,15 @@ unsafe impl<H: MadHandler> Sync for Agent<H> {}
 impl<H: MadHandler> Agent<H> {
     /// Registers an agent on `port` of `device` for `qp`, with `handler`
     /// as its callbacks. Without a request the agent only sends.
-    ///
-    /// # Safety
-    ///
-    /// The agent is dropped before `handler` goes (is dropped or moved), and
-    /// before the IB client's `remove` of `device` returns.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn register(
+    pub(crate) fn register(
         device: &DeviceHandle,
         port: u32,
         qp: QpType,
         request: Option<&RegRequest>,
         rmpp_version: u8,
         flags: u32,
-        handler: &H,
+        handler: Arc<H>,
     ) -> Result<Self> {
         let request_ptr = request.map_or(core::ptr::null_mut(), |req| {
             core::ptr::from_ref(&req.0).cast_mut()
@@ -191,10 +190,11 @@ impl<H: MadHandler> Agent<H> {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
-        // SAFETY: the device is registered (the handle says so); the
-        // request lives across the call, which only reads it (the MAD
-        // layer keeps a copy); the handlers are this type's, and the
-        // context, `handler`, outlives the agent (the caller promised).
+        // SAFETY: the device and its MAD ports are there while the handle
+        // lives; the request lives across the call, which only reads it
+        // (the MAD layer keeps a copy); the callbacks are this type's, and
+        // the context, `handler`'s `H`, lives in the agent, which
+        // unregisters before it lets the handler go.
         let raw = unsafe {
             bindings::ib_register_mad_agent(
                 device.as_raw(),
@@ -204,16 +204,17 @@ impl<H: MadHandler> Agent<H> {
                 rmpp_version,
                 Some(send_callback::<H>),
                 Some(recv_callback::<H>),
-                core::ptr::from_ref(handler).cast_mut().cast(),
+                core::ptr::from_ref::<H>(&handler).cast_mut().cast(),
                 flags,
             )
         };
         let raw = NonNull::new(from_err_ptr(raw)?).ok_or(EINVAL)?;
-        // INVARIANT: registered just now, with `handler` as its context; the
-        // caller keeps the handler and the device.
+        // INVARIANT: registered just now on `device`'s device, with
+        // `handler`'s `H` as its context.
         Ok(Self {
             raw,
-            _handler: PhantomData,
+            _handler: handler,
+            _device: device.clone(),
         })
     }
 
@@ -331,10 +332,11 @@ impl<H: MadHandler> Agent<H> {
 
 impl<H: MadHandler> Drop for Agent<H> {
     fn drop(&mut self) {
-        // SAFETY: registered by the type invariants, and the device is still
-        // registered (the caller of `register` promised). This waits for
-        // running callbacks and completes every outstanding send (through
-        // `send_callback`) before returning, so the handler may go after it.
+        // SAFETY: registered by the type invariants, on the device of
+        // `self._device`, whose MAD ports are there while it lives. This
+        // waits for running callbacks and completes every outstanding send
+        // (through `send_callback`) before returning, so the handler and
+        // the device handle, dropped after it, may go.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
     }
 }

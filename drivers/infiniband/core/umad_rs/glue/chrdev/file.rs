@@ -15,7 +15,11 @@
 //! device (only regular files and directories have `FMODE_ATOMIC_POS`):
 //! so `read_iter` and `write_iter` get no `File`, only what the `Kiocb`
 //! gives. The other operations run under a plain `fdget`, as
-//! `MiscDevice`'s do, and get a `&File` on the same terms as theirs.
+//! `MiscDevice`'s do, and get a `&File` on the same terms as theirs: no
+//! `fdget_pos` region holds the file on this thread. Another thread's
+//! read may hold it in one meanwhile, which `File`'s invariant, as it is
+//! written, excludes too; `MiscDevice`'s `ioctl` is in the same case (a
+//! character device has no position for the lock to protect).
 //!
 //! Upstream counterpart: `rust/kernel/miscdevice.rs` (`MiscDevice`, 7.x),
 //! which registers on the misc major only and has no `poll`.
@@ -151,7 +155,15 @@ impl<T: FileOps> FileOperations<T> {
         if T::HAS_COMPAT_IOCTL {
             raw.compat_ioctl = Some(compat_ioctl_callback::<T>);
         } else if T::HAS_IOCTL {
-            raw.compat_ioctl = Some(bindings::compat_ptr_ioctl);
+            #[cfg(umad_rs_kernel_bindings)]
+            // The kernel's bindings give `compat_ptr_ioctl` as the `Option`
+            // that a `file_operations` holds (`rust/bindings/lib.rs`).
+            let compat_ptr_ioctl = bindings::compat_ptr_ioctl;
+            #[cfg(not(umad_rs_kernel_bindings))]
+            let compat_ptr_ioctl: Option<
+                unsafe extern "C" fn(*mut bindings::file, c_uint, c_ulong) -> c_long,
+            > = Some(bindings::compat_ptr_ioctl);
+            raw.compat_ioctl = compat_ptr_ioctl;
         }
         // INVARIANT: `T`'s trampolines, as `T` implements them.
         Self {
