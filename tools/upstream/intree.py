@@ -531,8 +531,10 @@ def move(lines, paths, nested, where):
 def abstraction(module, tree, name):
     source, path, entry, condition, _ = abstractions(module)[name]
     known, found = probes(module, tree)
-    # Inside the crate, the code may use the crate's private items.
-    known, found = known | {"in_kernel_crate"}, found | {"in_kernel_crate"}
+    # Inside the crate, the code may use the crate's private items, and
+    # its bindings are the kernel's.
+    inside = {"in_kernel_crate", "kernel_bindings"}
+    known, found = known | inside, found | inside
     files = moved_files(module, source, path)
     for index, (ours, theirs) in enumerate(files):
         where = os.path.relpath(ours, module)

@@ -55,27 +55,24 @@ pub(crate) fn user_slice(addr: usize, len: usize) -> UserSlice {
     UserSlice::new(ptr, len)
 }
 
-/// The same, of the module's own, with the methods the driver uses.
-#[cfg(not(umad_rs_fs_file))]
-pub(crate) use fs::File;
-#[cfg(not(umad_rs_iov))]
-pub(crate) use fs::{IovIterDest, IovIterSource, Kiocb};
 /// An open file, borrowed for a file operation: the `kernel` crate's
 /// `File`, and the IO of a read or write: its `Kiocb` and IO vectors,
-/// where it has them; 6.12's crate has none of them.
-#[cfg(umad_rs_fs_file)]
-pub(crate) use kernel::fs::File;
+/// where it has them (the probe finds the last to come, `kernel::iov`);
+/// 6.12's crate has none of them.
 #[cfg(umad_rs_iov)]
 pub(crate) use kernel::{
-    fs::Kiocb,
+    fs::{File, Kiocb},
     iov::{IovIterDest, IovIterSource},
 };
+/// The same, of the module's own, with the methods the driver uses.
+#[cfg(not(umad_rs_iov))]
+pub(crate) use vfs::{File, IovIterDest, IovIterSource, Kiocb};
 
 /// `kernel::fs`'s `File` and `Kiocb`, and `kernel::iov`'s IO vectors, in
 /// their shape, with the methods the driver uses, for a crate without
-/// them (6.12). Their upstream comments hold for them.
-#[cfg(not(all(umad_rs_fs_file, umad_rs_iov)))]
-mod fs {
+/// them (6.12).
+#[cfg(not(umad_rs_iov))]
+mod vfs {
     use super::super::bindings;
     use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
     use kernel::types::{ForeignOwnable, Opaque};
@@ -87,11 +84,9 @@ mod fs {
     /// The file is valid, and no `fdget_pos` region that took no
     /// `f_pos_lock` holds it on this thread: the crate's `File` invariant
     /// as `MiscDevice` reads it (see `chrdev::file`).
-    #[cfg(not(umad_rs_fs_file))]
     #[repr(transparent)]
     pub(crate) struct File(Opaque<bindings::file>);
 
-    #[cfg(not(umad_rs_fs_file))]
     impl File {
         /// # Safety
         ///
@@ -123,13 +118,11 @@ mod fs {
     ///
     /// `inner` points at a valid `struct kiocb` whose file has a `T` as
     /// its private data, for `'a`.
-    #[cfg(not(umad_rs_iov))]
     pub(crate) struct Kiocb<'a, T> {
         inner: NonNull<bindings::kiocb>,
         _phantom: PhantomData<&'a T>,
     }
 
-    #[cfg(not(umad_rs_iov))]
     impl<'a, T: ForeignOwnable> Kiocb<'a, T> {
         /// # Safety
         ///
@@ -165,14 +158,12 @@ mod fs {
     ///
     /// `iov` is a valid `struct iov_iter` with `data_source` set to
     /// `ITER_SOURCE`, which may be read from for `'data`.
-    #[cfg(not(umad_rs_iov))]
     #[repr(transparent)]
     pub(crate) struct IovIterSource<'data> {
         iov: Opaque<bindings::iov_iter>,
         _source: PhantomData<&'data [u8]>,
     }
 
-    #[cfg(not(umad_rs_iov))]
     impl<'data> IovIterSource<'data> {
         /// # Safety
         ///
@@ -223,14 +214,12 @@ mod fs {
     ///
     /// `iov` is a valid `struct iov_iter` with `data_source` set to
     /// `ITER_DEST`, which may be written to for `'data`.
-    #[cfg(not(umad_rs_iov))]
     #[repr(transparent)]
     pub(crate) struct IovIterDest<'data> {
         iov: Opaque<bindings::iov_iter>,
         _dest: PhantomData<&'data mut [u8]>,
     }
 
-    #[cfg(not(umad_rs_iov))]
     impl<'data> IovIterDest<'data> {
         /// # Safety
         ///
@@ -264,7 +253,6 @@ mod fs {
     /// # Safety
     ///
     /// `iov` is a valid `struct iov_iter`.
-    #[cfg(not(umad_rs_iov))]
     unsafe fn iov_count(iov: *const bindings::iov_iter) -> usize {
         // SAFETY: the caller's promise; `count` is in the union's member
         // for every iterator type.
@@ -554,10 +542,10 @@ mod poll {
 }
 
 /// `O_NONBLOCK`, as the crate names it where it has `kernel::fs`.
-#[cfg(umad_rs_fs_file)]
+#[cfg(umad_rs_iov)]
 const O_NONBLOCK: u32 = kernel::fs::file::flags::O_NONBLOCK;
 /// `O_NONBLOCK`.
-#[cfg(not(umad_rs_fs_file))]
+#[cfg(not(umad_rs_iov))]
 const O_NONBLOCK: u32 = super::bindings::O_NONBLOCK;
 
 /// Whether `file` was opened with `O_NONBLOCK`.

@@ -160,9 +160,8 @@ impl<T: FileOps> FileOperations<T> {
             // that a `file_operations` holds (`rust/bindings/lib.rs`).
             let compat_ptr_ioctl = bindings::compat_ptr_ioctl;
             #[cfg(not(umad_rs_kernel_bindings))]
-            let compat_ptr_ioctl: Option<
-                unsafe extern "C" fn(*mut bindings::file, c_uint, c_ulong) -> c_long,
-            > = Some(bindings::compat_ptr_ioctl);
+            let compat_ptr_ioctl: Option<unsafe extern "C" fn(_, _, _) -> _> =
+                Some(bindings::compat_ptr_ioctl);
             raw.compat_ioctl = compat_ptr_ioctl;
         }
         // INVARIANT: `T`'s trampolines, as `T` implements them.
