@@ -568,7 +568,7 @@ TEST_F(data, writev_and_readv_take_a_message_across_segments)
 	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
 	ssize_t n;
 
-	ASSERT_EQ(NEW_HDR, sizeof(sent));
+	ASSERT_EQ((size_t)NEW_HDR, sizeof(sent));
 	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));
 	umad_address(&sent, self->client.agent, self->server.gid, 0, 0);
