@@ -102,9 +102,9 @@ pub(crate) struct FileState {
     received: PacketList,
 }
 
-/// Only `close` empties a file's slots before its state goes: the agents
-/// of a state dropped with some would be unregistered without the port's
-/// lock, perhaps after their device went.
+/// A file's state goes with the file, which every agent in its slots
+/// holds: so the slots are empty by then (`close` and `kill` empty them),
+/// which this asserts.
 impl Drop for FileState {
     fn drop(&mut self) {
         warn_on_once!(!self.agents.is_empty());

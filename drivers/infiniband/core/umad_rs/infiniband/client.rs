@@ -39,7 +39,9 @@ pub(crate) trait ClientOps: Sized + 'static {
     /// An error means the client does not use this device; `remove` is then
     /// not called for it. The client may keep handles to the device
     /// ([`Adding::handle`]) until its `remove` for it, which waits for
-    /// them.
+    /// them; after an error, `add` itself waits for those it made, with
+    /// the IB core's device and client locks held, so an error drops them
+    /// all first.
     fn add(context: &Self::Context, device: &Adding<'_>) -> Result<Self::DeviceData>;
 
     /// The device is going away (or the client is being unregistered).

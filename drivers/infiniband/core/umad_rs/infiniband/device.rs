@@ -52,13 +52,7 @@ impl Device {
     /// The device's port numbers: port 0 alone on a switch, `1..=N` otherwise.
     pub(crate) fn ports(&self) -> RangeInclusive<u32> {
         // SAFETY: the device is valid by the type invariants.
-        let (first, last) = unsafe {
-            (
-                bindings::rdma_start_port(self.as_raw()),
-                bindings::rdma_end_port(self.as_raw()),
-            )
-        };
-        first..=last
+        unsafe { ports_of(self.as_raw()) }
     }
 
     /// The device's name, as it is now.
@@ -115,6 +109,16 @@ impl Device {
         // SAFETY: as in `has_mad`.
         unsafe { bindings::rdma_cap_ib_smi(self.as_raw(), port) }
     }
+}
+
+/// The port numbers of `device` (`rdma_start_port`, `rdma_end_port`).
+///
+/// # Safety
+///
+/// `device` is a valid `ib_device`.
+unsafe fn ports_of(device: *mut bindings::ib_device) -> RangeInclusive<u32> {
+    // SAFETY: the caller's promise; both only read the device's fields.
+    unsafe { bindings::rdma_start_port(device)..=bindings::rdma_end_port(device) }
 }
 
 /// `IB_DEVICE_NAME_MAX`: the size of an IB device's name array.
@@ -287,6 +291,12 @@ impl DeviceHandle {
     fn users(&self) -> &Users {
         // SAFETY: `users` lives while the handle does (type invariants).
         unsafe { self.users.as_ref() }
+    }
+
+    /// The device's port numbers, as [`Device::ports`].
+    pub(crate) fn ports(&self) -> RangeInclusive<u32> {
+        // SAFETY: the device is valid by the type invariants.
+        unsafe { ports_of(self.as_raw()) }
     }
 
     /// Whether the calling task's network namespace may use the device

@@ -4,7 +4,7 @@
 //! agents, the MADs they send and receive, and address handles.
 //!
 //! Ownership is in the types. An [`Agent`] is one registration, undone on
-//! drop; its handler, which it borrows, must outlive it. A [`SendMad`]
+//! drop; it holds its handler and a handle to its device. A [`SendMad`]
 //! borrows its agent and is either dropped (freed) or
 //! posted, after which the MAD layer owns it until the send completes:
 //! then this module frees it and hands the sender back the context it
@@ -79,6 +79,12 @@ pub(crate) trait SendContext: Sized + Send {
 
 /// An agent's callbacks. The MAD layer calls them in process context,
 /// never after the agent's registration is dropped.
+///
+/// # Deadlocks
+///
+/// A callback must not drop an [`Agent`] of its port, its own included:
+/// the drop waits for the port's MAD work, which the callback is part of,
+/// and for the agent's callbacks to return.
 pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
     /// What the agent's sender attaches to each MAD it posts.
     type SendContext: SendContext;
@@ -172,7 +178,8 @@ unsafe impl<H: MadHandler> Sync for Agent<H> {}
 
 impl<H: MadHandler> Agent<H> {
     /// Registers an agent on `port` of `device` for `qp`, with `handler`
-    /// as its callbacks. Without a request the agent only sends.
+    /// as its callbacks; `EINVAL` for a port the device does not have.
+    /// Without a request the agent only sends.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn register(
         device: &DeviceHandle,
@@ -183,6 +190,9 @@ impl<H: MadHandler> Agent<H> {
         flags: u32,
         handler: Arc<H>,
     ) -> Result<Self> {
+        if !device.ports().contains(&port) {
+            return Err(EINVAL);
+        }
         let request_ptr = request.map_or(core::ptr::null_mut(), |req| {
             core::ptr::from_ref(&req.0).cast_mut()
         });

@@ -2,11 +2,6 @@
 
 #include <rdma/ib_verbs.h>
 
-__rust_helper bool rust_helper_ib_device_try_get(struct ib_device *device)
-{
-	return ib_device_try_get(device);
-}
-
 __rust_helper u32 rust_helper_rdma_start_port(const struct ib_device *device)
 {
 	return rdma_start_port(device);
