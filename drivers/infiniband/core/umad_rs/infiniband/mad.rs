@@ -147,6 +147,12 @@ impl RawAgent {
         unsafe { (*self.as_raw()).device }
     }
 
+    /// The agent's context.
+    fn context(&self) -> *mut c_void {
+        // SAFETY: as in `hi_tid`, for `context`.
+        unsafe { (*self.as_raw()).context }
+    }
+
     /// The agent's port on its device.
     fn port_num(&self) -> u32 {
         // SAFETY: as in `hi_tid`, for `port_num`.
@@ -160,13 +166,23 @@ impl RawAgent {
 /// client's `remove` of the device, and so the MAD layer's ports, waiting
 /// for it.
 ///
+/// One pointer, as a file has 32 slots of them.
+///
 /// # Invariants
 ///
-/// `raw` is a registered agent on `_device`'s device, whose context is
-/// `_handler`'s `H`.
+/// `raw` is a registered agent whose context is an [`AgentContext<H>`]
+/// made by `KBox::into_raw` in `register`, whose handle is to the agent's
+/// device; the drop frees it once the agent is unregistered.
 pub(crate) struct Agent<H: MadHandler> {
     raw: NonNull<bindings::ib_mad_agent>,
-    _handler: Arc<H>,
+    _context: PhantomData<KBox<AgentContext<H>>>,
+}
+
+/// What an agent's context points to: its handler, and a handle to its
+/// device, which keeps the IB client's `remove` of the device (and so the
+/// MAD layer's) waiting for the agent.
+struct AgentContext<H> {
+    handler: Arc<H>,
     _device: DeviceHandle,
 }
 
@@ -200,11 +216,17 @@ impl<H: MadHandler> Agent<H> {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
+        let context = KBox::into_raw(KBox::new(
+            AgentContext {
+                handler,
+                _device: device.clone(),
+            },
+            GFP_KERNEL,
+        )?);
         // SAFETY: the device and its MAD ports are there while the handle
         // lives; the request lives across the call, which only reads it
         // (the MAD layer keeps a copy); the callbacks are this type's, and
-        // the context, `handler`'s `H`, lives in the agent, which
-        // unregisters before it lets the handler go.
+        // the context lives until the agent is unregistered.
         let raw = unsafe {
             bindings::ib_register_mad_agent(
                 device.as_raw(),
@@ -214,17 +236,23 @@ impl<H: MadHandler> Agent<H> {
                 rmpp_version,
                 Some(send_callback::<H>),
                 Some(recv_callback::<H>),
-                core::ptr::from_ref::<H>(&handler).cast_mut().cast(),
+                context.cast(),
                 flags,
             )
         };
-        let raw = NonNull::new(from_err_ptr(raw)?).ok_or(EINVAL)?;
-        // INVARIANT: registered just now on `device`'s device, with
-        // `handler`'s `H` as its context.
+        let raw = match from_err_ptr(raw).and_then(|raw| NonNull::new(raw).ok_or(EINVAL)) {
+            Ok(raw) => raw,
+            Err(e) => {
+                // SAFETY: no agent was registered with the context, which
+                // is still only ours.
+                drop(unsafe { KBox::from_raw(context) });
+                return Err(e);
+            }
+        };
+        // INVARIANT: registered just now, with `context` as its context.
         Ok(Self {
             raw,
-            _handler: handler,
-            _device: device.clone(),
+            _context: PhantomData,
         })
     }
 
@@ -342,12 +370,16 @@ impl<H: MadHandler> Agent<H> {
 
 impl<H: MadHandler> Drop for Agent<H> {
     fn drop(&mut self) {
-        // SAFETY: registered by the type invariants, on the device of
-        // `self._device`, whose MAD ports are there while it lives. This
-        // waits for running callbacks and completes every outstanding send
-        // (through `send_callback`) before returning, so the handler and
-        // the device handle, dropped after it, may go.
+        let context = self.raw().context();
+        // SAFETY: registered by the type invariants, on the device of its
+        // context's handle, whose MAD ports are there while the handle
+        // lives. This waits for running callbacks and completes every
+        // outstanding send (through `send_callback`) before returning.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
+        // SAFETY: the context came from `KBox::into_raw` in `register`
+        // (type invariants), and the MAD layer is done with it; the handler
+        // and the handle go with it.
+        drop(unsafe { KBox::from_raw(context.cast::<AgentContext<H>>()) });
     }
 }
 
@@ -686,9 +718,9 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     _send_buf: *mut bindings::ib_mad_send_buf,
     recv_wc: *mut bindings::ib_mad_recv_wc,
 ) {
-    // SAFETY: the context is the agent's handler, valid while the agent is
+    // SAFETY: the context is an `AgentContext<H>`, valid while the agent is
     // registered (the `Agent` invariants), which it is during its callbacks.
-    let handler = unsafe { &*(*agent).context.cast::<H>() };
+    let handler = unsafe { &(*(*agent).context.cast::<AgentContext<H>>()).handler };
     // SAFETY: the agent is registered during its callbacks; the work
     // completion and GRH belong to the receive and are valid during this
     // call (the work completion may not be after it).
@@ -716,7 +748,7 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
     send_wc: *mut bindings::ib_mad_send_wc,
 ) {
     // SAFETY: as in `recv_callback`.
-    let handler = unsafe { &*(*agent).context.cast::<H>() };
+    let handler = unsafe { &(*(*agent).context.cast::<AgentContext<H>>()).handler };
     // SAFETY: `send_wc` describes one of our posted sends, now complete:
     // its buffer, address handle and context are ours again.
     let (timed_out, context) = unsafe {
