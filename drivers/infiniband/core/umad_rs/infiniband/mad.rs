@@ -170,7 +170,7 @@ impl RawAgent {
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is an [`AgentContext<H>`]
+/// `raw` is a registered agent whose context is an `AgentContext<H>`
 /// made by `KBox::into_raw` in `register`, whose handle is to the agent's
 /// device; the drop frees it once the agent is unregistered.
 pub(crate) struct Agent<H: MadHandler> {
