@@ -22,7 +22,7 @@
 //! `glue::compat`, and what the driver does with them here.
 
 use core::ops::RangeInclusive;
-use kernel::{c_str, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{c_str, prelude::*, types::ForeignOwnable};
 
 mod class;
 mod file;
@@ -34,11 +34,11 @@ mod rules;
 mod sends;
 
 use glue::{
-    chrdev::{Devt, Region},
-    compat::{eopnotsupp, IdPool},
+    chrdev::{Devt, Node, Region},
+    compat::{eopnotsupp, ARef, IdPool},
 };
 use infiniband::NoChardev;
-use port::{Port, UmadContext};
+use port::{AddedPort, Port, UmadContext};
 use rules::{
     numbering::{DevNumber, Regions, MAX_PORTS},
     uapi,
@@ -53,11 +53,11 @@ glue::compat::module_by! {
     alias: ["rdma-client-umad", "rdma-client-issm"],
 }
 
-/// What the module holds, dropped in this order: the clients (umad's
-/// removal kills every port), then the number regions they used.
+/// What the module holds, dropped in this order: the clients (issm's
+/// registration owns umad's, whose removal kills every port), then the
+/// number regions they used.
 struct UmadModule {
-    _issm: infiniband::Registration<IssmClient>,
-    _umad: infiniband::Registration<UmadClient>,
+    _clients: infiniband::Registration<IssmClient>,
     _dynamic: Region,
     _fixed: Region,
 }
@@ -93,8 +93,7 @@ impl kernel::Module for UmadModule {
         )?;
         let umad = UMAD_CLIENT.register(context)?;
         Ok(Self {
-            _issm: ISSM_CLIENT.register(KBox::pin((), GFP_KERNEL)?)?,
-            _umad: umad,
+            _clients: ISSM_CLIENT.register(KBox::pin(umad, GFP_KERNEL)?)?,
             _dynamic: dynamic,
             _fixed: fixed,
         })
@@ -107,7 +106,7 @@ static UMAD_CLIENT: infiniband::Client<UmadClient> = infiniband::Client::new(c_s
 struct UmadDevice {
     /// The device's port numbers, for netlink's checks.
     numbers: RangeInclusive<u32>,
-    ports: KVec<Arc<Port>>,
+    ports: KVec<AddedPort>,
 }
 
 /// The `umad` IB client.
@@ -131,13 +130,13 @@ impl infiniband::ClientOps for UmadClient {
             GFP_KERNEL,
         )?;
         for number in device.ports().filter(|&port| device.has_mad(port)) {
-            let added =
-                Port::create(context, device, number, device.has_smi(number)).and_then(|port| {
-                    umad.ports.push(port.clone(), GFP_KERNEL).map_err(|e| {
-                        port.kill(context);
-                        e.into()
-                    })
-                });
+            // The push after `create` cannot fail: it does not allocate.
+            let added = umad
+                .ports
+                .reserve(1, GFP_KERNEL)
+                .map_err(Error::from)
+                .and_then(|()| Port::create(context, device, number, device.has_smi(number)))
+                .and_then(|port| Ok(umad.ports.push(port, GFP_KERNEL)?));
             if let Err(e) = added {
                 Self::remove(context, umad);
                 return Err(e);
@@ -151,14 +150,15 @@ impl infiniband::ClientOps for UmadClient {
     }
 
     fn remove(context: &UmadContext, device: KBox<UmadDevice>) {
-        for port in device.ports.iter() {
-            port.kill(context);
+        let UmadDevice { ports, .. } = KBox::into_inner(device);
+        for port in ports {
+            port.remove(context);
         }
     }
 
     fn rename(umad: &UmadDevice, device: &infiniband::Device) {
-        for port in umad.ports.iter() {
-            port.rename(device);
+        for added in umad.ports.iter() {
+            added.port.rename(device);
         }
     }
 
@@ -171,13 +171,12 @@ impl infiniband::ClientOps for UmadClient {
         if !device.numbers.contains(&number) {
             return Err(NoChardev::NoSuchPort);
         }
-        let port = device.ports.iter().find(|port| port.number == number);
-        let port = port.ok_or(NoChardev::NotServed)?;
-        // SAFETY: a port is among the device's with its nodes added, and
-        // they are removed by this client's `remove` for the device, which
-        // does not start while netlink borrows `device`.
-        let node = unsafe { port.umad_node().device() };
-        Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
+        let port = device
+            .ports
+            .iter()
+            .find(|added| added.port.number == number);
+        let node = port.ok_or(NoChardev::NotServed)?.umad_node();
+        Ok(infiniband::Chardev::new(node.device(), uapi::ABI_VERSION))
     }
 }
 
@@ -195,38 +194,40 @@ struct IssmClient;
 struct IssmDevice {
     /// The device's port numbers, for netlink's checks.
     numbers: RangeInclusive<u32>,
-    /// The ports that have issm nodes.
-    ports: KVec<Arc<Port>>,
+    /// The issm nodes of the device's ports.
+    nodes: KVec<ARef<Node<Port>>>,
 }
 
 impl infiniband::ClientOps for IssmClient {
     type DeviceData = KBox<IssmDevice>;
-    type Context = ();
+    /// The umad client's registration, which therefore outlives this
+    /// one's: every `add` of this client can read the umad client's data.
+    type Context = infiniband::Registration<UmadClient>;
 
     fn client() -> &'static infiniband::Client<Self> {
         &ISSM_CLIENT
     }
 
-    fn add(_context: &(), device: &infiniband::Adding<'_>) -> Result<Self::DeviceData> {
+    fn add(
+        umad_client: &infiniband::Registration<UmadClient>,
+        device: &infiniband::Adding<'_>,
+    ) -> Result<Self::DeviceData> {
         let mut issm = KBox::new(
             IssmDevice {
                 numbers: device.ports(),
-                ports: KVec::new(),
+                nodes: KVec::new(),
             },
             GFP_KERNEL,
         )?;
-        // SAFETY: this client registers after umad's and unregisters
-        // before it, so umad's `remove` for the device runs only after
-        // this client's.
-        if let Some(umad) = unsafe { UMAD_CLIENT.data_of(device) } {
-            for port in umad.ports.iter().filter(|port| port.issm_node().is_some()) {
-                issm.ports.push(port.clone(), GFP_KERNEL)?;
+        if let Some(umad) = umad_client.data_of(device) {
+            for node in umad.ports.iter().filter_map(AddedPort::issm_node) {
+                issm.nodes.push(node.clone(), GFP_KERNEL)?;
             }
         }
         Ok(issm)
     }
 
-    fn remove(_context: &(), _issm: Self::DeviceData) {}
+    fn remove(_: &infiniband::Registration<UmadClient>, _issm: Self::DeviceData) {}
 
     /// As ib_umad: `EINVAL` for no port of the device (or none named),
     /// `EOPNOTSUPP` for a port without an SMI.
@@ -237,15 +238,8 @@ impl infiniband::ClientOps for IssmClient {
         if !issm.numbers.contains(&number) {
             return Err(NoChardev::NoSuchPort);
         }
-        let port = issm.ports.iter().find(|port| port.number == number);
-        let node = port
-            .and_then(|port| port.issm_node())
-            .ok_or(NoChardev::NotServed)?;
-        // SAFETY: a port the umad client made has its nodes added until
-        // that client's `remove` for the device, which runs after this
-        // client's `remove`, which does not start while netlink borrows
-        // `issm`.
-        let node = unsafe { node.device() };
-        Ok(infiniband::Chardev::new(node, uapi::ABI_VERSION))
+        let node = issm.nodes.iter().find(|node| node.owner().number == number);
+        let node = node.ok_or(NoChardev::NotServed)?;
+        Ok(infiniband::Chardev::new(node.device(), uapi::ABI_VERSION))
     }
 }

@@ -4,8 +4,8 @@
 //! where the port has an SMI, both numbered N from one devnum.
 //!
 //! A [`Port`] is reference counted: the IB client holds it from `add` to
-//! `remove`, each node's `struct device` holds it until released, and each
-//! open file holds it until closed. Removal revokes the IB device (the
+//! `remove` (an [`AddedPort`]), each of its nodes holds it until the node's
+//! device is released, and each open file holds it until closed. Removal revokes the IB device (the
 //! `device` in [`PortState`] becomes `None`) under the port's lock, so no
 //! file operation can reach the device after its `remove`; sysfs shows
 //! reach it without the lock, and removal drains them first.
@@ -16,10 +16,10 @@ use crate::{
         chrdev::{
             attributes::{Page, Shown},
             file::{FileData, FileOperations, FileOps},
-            ClassRegistration, Devt, Node, NodeInfo,
+            ClassRegistration, Devt, Node, NodeInfo, NodeRegistration,
         },
         compat::{
-            self, this_module, File, IdPool, IovIterDest, IovIterSource, Kiocb, MutexGuard,
+            self, this_module, ARef, File, IdPool, IovIterDest, IovIterSource, Kiocb, MutexGuard,
             PollTable,
         },
         trace,
@@ -62,12 +62,6 @@ pub(crate) struct Port {
     /// The IB device's index, for tracepoints (which must not touch the
     /// device itself: it may be gone).
     device_index: u32,
-    /// Whether the port has an SMI, hence an issm node.
-    smi: bool,
-    #[pin]
-    umad: Node,
-    #[pin]
-    issm: Node,
     /// Whether issmN is held: by its one opener (the IsSM holder), from
     /// the open to the release (ib_umad's `sm_sem`). See [`IssmHold`].
     #[pin]
@@ -121,13 +115,13 @@ impl PortState {
 }
 
 impl Port {
-    /// Makes the port's nodes: `umadN`, and `issmN` if `smi`.
+    /// Makes the port and its nodes: `umadN`, and `issmN` if `smi`.
     pub(crate) fn create(
         context: &UmadContext,
         device: &infiniband::Adding<'_>,
         number: u32,
         smi: bool,
-    ) -> Result<Arc<Port>> {
+    ) -> Result<AddedPort> {
         // Held until `kill`, which `remove` calls for every port.
         let handle = device.handle();
         let devnum = {
@@ -142,9 +136,6 @@ impl Port {
                 devnum,
                 number,
                 device_index: device.index(),
-                smi,
-                umad <- Node::new(),
-                issm <- Node::new(),
                 issm_held <- new_mutex!(false),
                 issm_free <- new_condvar!(),
                 state <- new_mutex!(PortState {
@@ -165,10 +156,10 @@ impl Port {
         let parent = device.parent();
         let class = &context.class;
         // Each name's `format_args!` lives for its statement only (before
-        // Rust 1.89), so the `NodeInfo`s are built in the calls.
-        let mut added = Node::add(
-            &port,
-            |p| &p.umad,
+        // Rust 1.89), so the `NodeInfo`s are built in the calls. A failed
+        // issm node drops the umad one, which removes it.
+        let nodes = Node::add(
+            port.clone(),
             &UMAD_FOPS,
             NodeInfo {
                 class,
@@ -176,34 +167,38 @@ impl Port {
                 devt: context.regions.umad(devnum).into(),
                 name: format_args!("umad{devnum}"),
             },
-        );
-        if added.is_ok() && smi {
-            added = Node::add(
-                &port,
-                |p| &p.issm,
-                &ISSM_FOPS,
-                NodeInfo {
-                    class,
-                    parent,
-                    devt: context.regions.issm(devnum).into(),
-                    name: format_args!("issm{devnum}"),
-                },
-            );
+        )
+        .and_then(|umad| {
+            let issm = smi
+                .then(|| {
+                    Node::add(
+                        port.clone(),
+                        &ISSM_FOPS,
+                        NodeInfo {
+                            class,
+                            parent,
+                            devt: context.regions.issm(devnum).into(),
+                            name: format_args!("issm{devnum}"),
+                        },
+                    )
+                })
+                .transpose()?;
+            Ok((umad, issm))
+        });
+        match nodes {
+            Ok((umad, issm)) => Ok(AddedPort { port, umad, issm }),
+            Err(e) => {
+                port.kill(context);
+                Err(e)
+            }
         }
-        if let Err(e) = added {
-            port.kill(context);
-            return Err(e);
-        }
-        Ok(port)
     }
 
-    /// Takes the port away: its nodes first (no new opens, sysfs readers
-    /// drained), then its open files' agents (waking their waiters), then
-    /// its IB device (revoked under the lock, so no file operation reaches
-    /// it after this), then its devnum.
-    pub(crate) fn kill(&self, context: &UmadContext) {
-        self.issm.remove();
-        self.umad.remove();
+    /// Takes the port away, once its nodes are gone (no new opens, sysfs
+    /// readers drained): its open files' agents (waking their waiters),
+    /// then its IB device (revoked under the lock, so no file operation
+    /// reaches it after this), then its devnum.
+    fn kill(&self, context: &UmadContext) {
         {
             let mut state = self.state.lock();
             for file in state.files.iter() {
@@ -222,16 +217,6 @@ impl Port {
         }
     }
 
-    /// umadN's node.
-    pub(crate) fn umad_node(&self) -> &Node {
-        &self.umad
-    }
-
-    /// issmN's node; `None` if the port has no SMI.
-    pub(crate) fn issm_node(&self) -> Option<&Node> {
-        self.smi.then_some(&self.issm)
-    }
-
     /// The IB device was renamed to `device`'s name.
     pub(crate) fn rename(&self, device: &infiniband::Device) {
         *self.device_name.lock() = device.name();
@@ -240,6 +225,34 @@ impl Port {
     /// Shows the IB device's name as `out`'s line (sysfs `ibdev`).
     pub(crate) fn show_ib_device_name(node: Shown<'_, Port>, out: &mut Page<'_>) {
         out.line_str(node.owner().device_name.lock().as_c_str());
+    }
+}
+
+/// A port with its nodes in the system, as the umad client keeps it from
+/// its `add` to its `remove`.
+pub(crate) struct AddedPort {
+    pub(crate) port: Arc<Port>,
+    umad: NodeRegistration<Port>,
+    issm: Option<NodeRegistration<Port>>,
+}
+
+impl AddedPort {
+    /// umadN's node.
+    pub(crate) fn umad_node(&self) -> &ARef<Node<Port>> {
+        self.umad.node()
+    }
+
+    /// issmN's node; `None` if the port has no SMI.
+    pub(crate) fn issm_node(&self) -> Option<&ARef<Node<Port>>> {
+        self.issm.as_ref().map(NodeRegistration::node)
+    }
+
+    /// Takes the port away: its nodes first, then the rest (`Port::kill`).
+    pub(crate) fn remove(self, context: &UmadContext) {
+        let Self { port, umad, issm } = self;
+        drop(issm);
+        drop(umad);
+        port.kill(context);
     }
 }
 

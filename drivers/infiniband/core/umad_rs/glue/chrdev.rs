@@ -44,8 +44,12 @@ use core::{
     fmt,
     marker::PhantomData,
     ptr,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
+#[cfg(umad_rs_sync_aref)]
+use kernel::sync::aref::{ARef, AlwaysRefCounted};
+#[cfg(not(umad_rs_sync_aref))]
+use kernel::types::{ARef, AlwaysRefCounted};
 use kernel::{
     c_str, device,
     error::to_result,
@@ -242,42 +246,161 @@ impl<O> Drop for ClassRegistration<O> {
 }
 
 /// A character device node: a `struct device` in a class and its `struct
-/// cdev`, added and removed together (`cdev_device_add`/`cdev_device_del`).
+/// cdev`, serving files for an owner `O`.
 ///
-/// It lives inside its owner (see [`Node::add`]); the device holds a
-/// reference to the owner until its release, so the node outlives every
-/// file opened on it.
+/// The device's reference count owns the node, as a C driver's device owns
+/// the structure that embeds it: an `ARef<Node<O>>` is a device reference
+/// (`get_device`/`put_device`), and the last one frees the node and drops
+/// its owner reference. A [`NodeRegistration`] keeps the node in the
+/// system; a file opened on it keeps the node by its cdev.
+///
+/// # Examples
+///
+/// ```
+/// use kernel::{
+///     chrdev::{
+///         attributes::{
+///             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, ForClass,
+///             ForDevices, Page, ShowClass, ShowDevice, Shown,
+///         },
+///         file::{FileOperations, FileOps},
+///         Class, Node, NodeInfo, Region,
+///     },
+///     device::Device,
+///     fs::File,
+///     sync::{Arc, ArcBorrow},
+///     ThisModule,
+/// };
+///
+/// struct Lamp {
+///     watts: u32,
+/// }
+///
+/// /// A lamp's files: opening one does nothing.
+/// struct LampFiles;
+///
+/// #[vtable]
+/// impl FileOps for LampFiles {
+///     type Owner = Lamp;
+///     type Ptr = KBox<()>;
+///
+///     fn open(_: ArcBorrow<'_, Lamp>, _: &Device, _: &File) -> Result<KBox<()>> {
+///         Ok(KBox::new((), GFP_KERNEL)?)
+///     }
+///
+///     fn release(_: KBox<()>, _: &File) {}
+/// }
+///
+/// struct Version;
+///
+/// impl ShowClass for Version {
+///     fn show(out: &mut Page<'_>) -> Result {
+///         out.line_u32(1);
+///         Ok(())
+///     }
+/// }
+///
+/// struct Watts;
+///
+/// impl ShowDevice<Lamp> for Watts {
+///     fn show(node: Shown<'_, Lamp>, out: &mut Page<'_>) -> Result {
+///         out.line_u32(node.owner().watts);
+///         Ok(())
+///     }
+/// }
+///
+/// static VERSION: ClassAttribute = ClassAttribute::new::<Version>(c"version");
+/// static WATTS: DeviceAttribute<Lamp> = DeviceAttribute::new::<Watts>(c"watts");
+///
+/// attribute_groups! {
+///     static CLASS_GROUPS: Groups<ForClass> = [VERSION];
+/// }
+/// attribute_groups! {
+///     static LAMP_GROUPS: Groups<ForDevices<Lamp>> = [WATTS];
+/// }
+///
+/// /// Device files in `/dev/lamps/`.
+/// struct LampDir;
+///
+/// impl DevnodeDir for LampDir {
+///     const DIR: &'static CStr = c"lamps";
+/// }
+///
+/// static LAMPS: Class<Lamp> =
+///     Class::new::<LampDir>(c"rust_doctest_lamps", &CLASS_GROUPS, &LAMP_GROUPS);
+/// // SAFETY: the doctests are built in: no module to keep loaded.
+/// static BUILT_IN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
+/// static LAMP_FILES: FileOperations<LampFiles> = FileOperations::new(&BUILT_IN);
+///
+/// let class = LAMPS.register()?;
+/// let region = Region::allocate(1, c"rust_doctest_lamps")?;
+/// let add = || {
+///     let lamp = Arc::new(Lamp { watts: 40 }, GFP_KERNEL)?;
+///     Node::add(
+///         lamp,
+///         &LAMP_FILES,
+///         NodeInfo {
+///             class: &class,
+///             parent: None,
+///             devt: region.first(),
+///             name: format_args!("lamp0"),
+///         },
+///     )
+/// };
+/// let registration = add()?;
+/// // `/dev/lamps/lamp0` and `/sys/class/rust_doctest_lamps/lamp0/watts`.
+/// let node = registration.node().clone();
+/// drop(registration);
+/// // Out of the system, so the same number and name can be added again,
+/// // while the reference still holds the node and its owner.
+/// let again = add().map(drop);
+/// let watts = node.owner().watts;
+/// drop(node);
+/// drop(region);
+/// drop(class);
+/// // Asserted once everything is gone: a failed assertion ends the test
+/// // without dropping anything.
+/// assert_eq!((again, watts), (Ok(()), 40));
+/// # Ok::<(), Error>(())
+/// ```
 ///
 /// # Invariants
 ///
-/// `state` goes from `NODE_NEW` to `NODE_ADDING`, then to `NODE_ADDED` and
-/// `NODE_GONE`, or straight to `NODE_GONE`, once. From `NODE_ADDING` on,
-/// only the `add` that set it touches `dev` and `cdev` until it sets the
-/// next state; from then on `dev` is an initialised device whose drvdata
-/// is an owner reference made by `Arc::into_raw` and given back by its
-/// release callback. While `NODE_ADDED`, `dev` and `cdev` are in the
-/// system, counted in `class`'s `nodes`.
+/// `dev` is an initialised device whose release callback is
+/// `release_node::<O>`, and whose reference count owns this allocation,
+/// made by `KBox`. `cdev` is initialised with the operations of a
+/// [`FileOps`] whose owner is `O`, and its parent is `dev`.
 #[pin_data]
-pub(crate) struct Node {
+pub(crate) struct Node<O: 'static> {
     #[pin]
     dev: Opaque<bindings::device>,
     #[pin]
     cdev: Opaque<bindings::cdev>,
-    state: AtomicU8,
-    /// The `nodes` count of the class the node was added to.
-    class: AtomicPtr<AtomicUsize>,
+    pub(super) owner: Arc<O>,
+    /// The class whose `nodes` count the node's registration is in.
+    class: &'static Class<O>,
 }
 
-const NODE_NEW: u8 = 0;
-const NODE_ADDING: u8 = 1;
-const NODE_ADDED: u8 = 2;
-const NODE_GONE: u8 = 3;
-
 // SAFETY: the driver core synchronises its own use of the device and the
-// cdev; Rust only hands out their addresses, and `state` is atomic.
-unsafe impl Send for Node {}
+// cdev; the rest is an `Arc` of a `Send + Sync` owner and a shared class.
+unsafe impl<O: Send + Sync + 'static> Send for Node<O> {}
 // SAFETY: as above.
-unsafe impl Sync for Node {}
+unsafe impl<O: Send + Sync + 'static> Sync for Node<O> {}
+
+// SAFETY: a node's references are its device's (the type invariants),
+// which `get_device` and `put_device` count; the last one frees the node.
+unsafe impl<O: Send + Sync + 'static> AlwaysRefCounted for Node<O> {
+    fn inc_ref(&self) {
+        // SAFETY: the device is initialised, by the type invariants.
+        unsafe { bindings::get_device(self.dev.get()) };
+    }
+
+    unsafe fn dec_ref(node: ptr::NonNull<Self>) {
+        // SAFETY: the caller gives up a reference it holds, so the node is
+        // valid until this put.
+        unsafe { bindings::put_device(node.as_ref().dev.get()) };
+    }
+}
 
 /// Where a [`Node`] goes and what it is called.
 pub(crate) struct NodeInfo<'a, O: 'static> {
@@ -292,47 +415,36 @@ pub(crate) struct NodeInfo<'a, O: 'static> {
     pub(crate) name: fmt::Arguments<'a>,
 }
 
-impl Node {
-    /// A node not added yet.
-    pub(crate) fn new() -> impl PinInit<Self> {
-        // `device_initialize` expects a zeroed device, as from kzalloc.
-        pin_init!(Self {
-            // SAFETY: the slot is valid for writes of one `device`.
-            dev <- Opaque::ffi_init(|slot: *mut bindings::device| unsafe {
-                slot.write_bytes(0, 1)
-            }),
-            // SAFETY: the slot is valid for writes of one `cdev`.
-            cdev <- Opaque::ffi_init(|slot: *mut bindings::cdev| unsafe {
-                slot.write_bytes(0, 1)
-            }),
-            // INVARIANT: new.
-            state: AtomicU8::new(NODE_NEW),
-            class: AtomicPtr::new(ptr::null_mut()),
-        })
-    }
-
-    /// Adds the node `node(&owner)` to the system with `fops`; its device
-    /// keeps a reference to `owner` until it is released. The projection
-    /// guarantees the node lives inside the owner (or longer). A node is
-    /// added once: `EBUSY` for one that was added before.
-    pub(crate) fn add<T: FileOps>(
-        owner: &Arc<T::Owner>,
-        node: fn(&T::Owner) -> &Node,
+impl<O: Send + Sync + 'static> Node<O> {
+    /// Adds a node whose files `fops` serves for `owner`, until the
+    /// returned registration is dropped.
+    pub(crate) fn add<T: FileOps<Owner = O>>(
+        owner: Arc<O>,
         fops: &'static FileOperations<T>,
-        info: NodeInfo<'_, T::Owner>,
-    ) -> Result {
-        let this = node(owner);
+        info: NodeInfo<'_, O>,
+    ) -> Result<NodeRegistration<O>> {
         let name = CString::try_from_fmt(info.name)?;
-        if this
-            .state
-            .compare_exchange(NODE_NEW, NODE_ADDING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Err(EBUSY);
-        }
-        let dev = this.dev.get();
-        let cdev = this.cdev.get();
-        let reference = Arc::into_raw(owner.clone());
+        let class = info.class.class;
+        let node = KBox::pin_init(
+            // `device_initialize` and `cdev_init` expect zeroed structures,
+            // as from kzalloc.
+            pin_init!(Self {
+                // SAFETY: the slot is valid for writes of one `device`.
+                dev <- Opaque::ffi_init(|slot: *mut bindings::device| unsafe {
+                    slot.write_bytes(0, 1)
+                }),
+                // SAFETY: the slot is valid for writes of one `cdev`.
+                cdev <- Opaque::ffi_init(|slot: *mut bindings::cdev| unsafe {
+                    slot.write_bytes(0, 1)
+                }),
+                owner,
+                class,
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: the node is never moved out of its allocation, which the
+        // device's reference count owns from here on.
+        let node = KBox::into_raw(unsafe { Pin::into_inner_unchecked(node) });
         #[cfg(umad_rs_in_kernel_crate)]
         let parent = info.parent.map_or(ptr::null_mut(), device::Device::as_raw);
         #[cfg(not(umad_rs_in_kernel_crate))]
@@ -341,105 +453,113 @@ impl Node {
         let parent = info.parent.map_or(ptr::null_mut(), |parent| {
             ptr::from_ref(parent).cast_mut().cast::<bindings::device>()
         });
-        // INVARIANT: the device is initialised with the owner reference as
-        // its drvdata, which `release_device::<T>` gives back: from here on
-        // `device_initialize` makes the release callback responsible for it.
-        // SAFETY: `dev` and `cdev` are this node's, never used before
-        // (checked by `state`).
-        unsafe {
+        // SAFETY: `node` is valid, and its device zeroed; from here on its
+        // release callback frees the node.
+        let node = unsafe {
+            let dev = (*node).dev.get();
             bindings::device_initialize(dev);
-            (*dev).class = info.class.class.as_raw();
+            (*dev).class = class.as_raw();
             (*dev).parent = parent;
             (*dev).devt = info.devt.0;
-            (*dev).release = Some(release_device::<T>);
-            // `dev_set_drvdata`, which is this store.
-            (*dev).driver_data = reference.cast_mut().cast();
-        }
+            (*dev).release = Some(release_node::<O>);
+            // INVARIANT: initialised, released by `release_node::<O>`;
+            // `device_initialize`'s reference is this `ARef`'s.
+            ARef::from_raw(ptr::NonNull::new_unchecked(node))
+        };
+        let dev = node.dev.get();
+        let cdev = node.cdev.get();
         // SAFETY: the device is initialised; the format string takes one
         // C string argument, `name`.
-        let ret = to_result(unsafe {
+        to_result(unsafe {
             bindings::dev_set_name(dev, c_str!("%s").as_char_ptr(), name.as_char_ptr())
-        });
-        // SAFETY: `cdev` is this node's; `fops` is 'static.
-        let ret = ret.and_then(|()| unsafe {
+        })?;
+        // SAFETY: `cdev` is the node's, zeroed; `fops` is 'static.
+        // INVARIANT: `T`'s operations, whose owner is `O`; the parent is
+        // set by `cdev_device_add`.
+        to_result(unsafe {
             bindings::cdev_init(cdev, fops.as_raw());
             (*cdev).owner = (*fops.as_raw()).owner;
-            to_result(bindings::cdev_device_add(cdev, dev))
-        });
-        if let Err(e) = ret {
-            // SAFETY: balances `device_initialize`; the release callback
-            // drops the owner reference.
-            unsafe { bindings::put_device(dev) };
-            // INVARIANT: never in the system; gone for good.
-            this.state.store(NODE_GONE, Ordering::Release);
-            return Err(e);
-        }
-        let class = &info.class.class.nodes;
-        class.fetch_add(1, Ordering::AcqRel);
-        this.class
-            .store(ptr::from_ref(class).cast_mut(), Ordering::Release);
-        // INVARIANT: in the system, counted in its class.
-        this.state.store(NODE_ADDED, Ordering::Release);
-        Ok(())
+            bindings::cdev_device_add(cdev, dev)
+        })?;
+        class.nodes.fetch_add(1, Ordering::AcqRel);
+        // INVARIANT: in the system, counted in its class just now.
+        Ok(NodeRegistration { node })
+    }
+}
+
+impl<O: 'static> Node<O> {
+    /// The node's owner.
+    pub(crate) fn owner(&self) -> ArcBorrow<'_, O> {
+        self.owner.as_arc_borrow()
     }
 
-    /// The node's `struct device`, for instance for a netlink answer that
-    /// names it.
-    ///
-    /// # Safety
-    ///
-    /// The node has been added, and is not removed while the reference
-    /// lives (removal drops the reference the device was made with).
-    pub(crate) unsafe fn device(&self) -> &device::Device {
-        // SAFETY: an added node's device is initialised, and holds the
-        // reference it was made with until the node is removed, which the
-        // caller rules out meanwhile.
+    /// The node's device.
+    pub(crate) fn device(&self) -> &device::Device {
+        // SAFETY: the device is initialised (the type invariants), and
+        // lives as long as the node.
         unsafe { device_ref(self.dev.get()) }
     }
 
-    /// Removes the node, if added: its device file and sysfs directory are
-    /// gone when this returns; files already open keep working until
-    /// closed, and the owner reference goes with the last of them. Does
-    /// nothing for a node that is not added, or whose `add` has not
-    /// returned yet.
-    pub(crate) fn remove(&self) {
-        // INVARIANT: out of the system below, for good.
-        if self
-            .state
-            .compare_exchange(NODE_ADDED, NODE_GONE, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return;
-        }
-        let class = self.class.load(Ordering::Acquire);
-        // SAFETY: the node was added by `Node::add` and is removed once;
-        // its class, whose count `add` stored, stays registered while the
-        // node is counted in it.
-        // The count goes last: the class's registration may go once it is
-        // zero, and the put may release the device (and the node with its
-        // owner) at once.
-        unsafe {
-            bindings::cdev_device_del(self.cdev.get(), self.dev.get());
-            bindings::put_device(self.dev.get());
-            (*class).fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-
-    /// The owner and the device of the node whose cdev is `cdev`.
+    /// The node whose cdev is `cdev`.
     ///
     /// # Safety
     ///
-    /// `cdev` is the cdev of a node that `Node::add` added for an owner of
-    /// type `O`, and a reference on it (as `chrdev_open` holds) keeps the
-    /// node's device alive for `'a`.
-    unsafe fn of_cdev<'a, O>(cdev: *mut bindings::cdev) -> (ArcBorrow<'a, O>, &'a device::Device) {
-        // SAFETY: `cdev` is the `cdev` field of a `Node`, by the caller's
-        // promise; the node's device lives for `'a`, and so its drvdata.
-        unsafe {
-            let node = kernel::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Node, cdev);
-            let dev = (*node).dev.get();
-            (owner_of_device::<O>(dev), device_ref(dev))
-        }
+    /// `cdev` is the cdev of a `Node<O>`, which a reference on it (as
+    /// `chrdev_open` holds, and the parent device with it) keeps alive
+    /// for `'a`.
+    pub(super) unsafe fn of_cdev<'a>(cdev: *mut bindings::cdev) -> &'a Self {
+        // `*const` from 6.12's `container_of!`, `*mut` (coerced) from 7.x's.
+        // SAFETY: `cdev` is the `cdev` field of a `Node<O>`, by the
+        // caller's promise.
+        let node: *const Self =
+            unsafe { kernel::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Self, cdev) };
+        // SAFETY: the node lives for `'a`, by the caller's promise.
+        unsafe { &*node }
+    }
+
+    /// The node whose device is `dev`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` is the device of a `Node<O>`.
+    pub(super) unsafe fn from_device(dev: *mut bindings::device) -> *mut Self {
+        // As in `of_cdev`.
+        // SAFETY: `dev` is the `dev` field of a `Node<O>`, by the caller's
+        // promise.
+        let node: *const Self =
+            unsafe { kernel::container_of!(dev.cast::<Opaque<bindings::device>>(), Self, dev) };
+        node.cast_mut()
+    }
+}
+
+/// A [`Node`] in the system (`cdev_device_add`) until dropped
+/// (`cdev_device_del`): its device file and sysfs directory are gone when
+/// the drop returns. Files already open keep working until closed, each
+/// holding the node.
+///
+/// # Invariants
+///
+/// `node`'s device and cdev are in the system, counted in its class's
+/// `nodes`.
+pub(crate) struct NodeRegistration<O: Send + Sync + 'static> {
+    node: ARef<Node<O>>,
+}
+
+impl<O: Send + Sync + 'static> NodeRegistration<O> {
+    /// The node, which a clone of this keeps after the registration.
+    pub(crate) fn node(&self) -> &ARef<Node<O>> {
+        &self.node
+    }
+}
+
+impl<O: Send + Sync + 'static> Drop for NodeRegistration<O> {
+    fn drop(&mut self) {
+        // SAFETY: in the system by the type invariants, taken out once,
+        // here.
+        unsafe { bindings::cdev_device_del(self.node.cdev.get(), self.node.dev.get()) };
+        // After the deletion: the class's registration may go once its
+        // count is zero.
+        self.node.class.nodes.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -459,28 +579,14 @@ unsafe fn device_ref<'a>(dev: *mut bindings::device) -> &'a device::Device {
     device
 }
 
-/// `device.release` of a node's device: gives back its owner reference.
+/// `device.release` of a node's device: frees the node.
 ///
 /// # Safety
 ///
-/// Called by the driver core once, when the last device reference is gone,
-/// for a device that `Node::add` set up for `T`.
-unsafe extern "C" fn release_device<T: FileOps>(dev: *mut bindings::device) {
-    // SAFETY: the device is valid during its release; drvdata is the
-    // reference `Node::add` made with `into_raw`, and this is its only
-    // `from_raw`.
-    drop(unsafe { Arc::<T::Owner>::from_raw((*dev).driver_data.cast()) });
-}
-
-/// The owner of the node whose device is `dev`.
-///
-/// # Safety
-///
-/// `dev` is the device of a node that `Node::add` added for an owner of
-/// type `O`, alive for `'a`.
-unsafe fn owner_of_device<'a, O>(dev: *mut bindings::device) -> ArcBorrow<'a, O> {
-    // SAFETY: the device is valid for `'a` (the caller's promise), and its
-    // drvdata (`dev_get_drvdata`, which is this load) holds an owner
-    // reference made by `Arc::into_raw` for as long as the device lives.
-    unsafe { ArcBorrow::from_raw((*dev).driver_data.cast()) }
+/// Called by the driver core once, when the last reference to a
+/// `Node<O>`'s device is gone.
+unsafe extern "C" fn release_node<O: 'static>(dev: *mut bindings::device) {
+    // SAFETY: the device is a `Node<O>`'s, whose allocation its reference
+    // count owned (the type invariants); this is the last reference.
+    drop(unsafe { KBox::from_raw(Node::<O>::from_device(dev)) });
 }

@@ -220,28 +220,6 @@ impl<T: ClientOps> Client<T> {
         Ok(registration)
     }
 
-    /// The data this client's `add` attached to `device`, if it took it.
-    ///
-    /// # Safety
-    ///
-    /// This client is registered, and its `remove` for `device` cannot run
-    /// during `'a`: for example, this is the `add` of a client registered
-    /// after this one and unregistered before it (the core adds a device's
-    /// clients in registration order and removes them in the reverse
-    /// order, as `struct ib_client` documents).
-    pub(crate) unsafe fn data_of<'a>(
-        &self,
-        device: &Device,
-    ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
-        // SAFETY: the device is valid; the client is registered whenever
-        // another client's callback can run, by the caller's promise.
-        let attached = unsafe { bindings::ib_get_client_data(device.as_raw(), self.raw.get()) };
-        // SAFETY: non-null client data is an `Attached` that `add_callback`
-        // stored, and the caller guarantees `remove` does not free it, nor
-        // take back its data, during `'a`.
-        (!attached.is_null()).then(|| unsafe { Attached::borrow::<T>(attached) })
-    }
-
     /// The context of the running registration.
     ///
     /// # Safety
@@ -263,6 +241,26 @@ pub(crate) struct Registration<T: ClientOps> {
 }
 
 impl<T: ClientOps> Registration<T> {
+    /// The data this client's `add` attached to `device`, if it took it,
+    /// for another client's `add` for that device: for example, that of a
+    /// client whose context is this registration, which is then dropped
+    /// only after that client is unregistered.
+    pub(crate) fn data_of<'a>(
+        &'a self,
+        device: &'a Adding<'_>,
+    ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
+        let (device, client) = (device.as_raw(), self.client.raw.get());
+        // SAFETY: the device is valid; the client is registered while this
+        // registration lives.
+        let attached = unsafe { bindings::ib_get_client_data(device, client) };
+        // SAFETY: non-null client data is an `Attached` that `add_callback`
+        // stored. While an `add` runs for the device, a client's `remove`
+        // for it runs only through that client's own unregistration (as
+        // `struct ib_client` documents `add`), which dropping this
+        // registration does, and which the borrow rules out for `'a`.
+        (!attached.is_null()).then(|| unsafe { Attached::borrow::<T>(attached) })
+    }
+
     /// Frees the context and lets the client be registered again.
     fn release_context(&self) {
         let context = self

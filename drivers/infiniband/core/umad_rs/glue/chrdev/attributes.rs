@@ -74,7 +74,7 @@
 //! Upstream counterpart: none in 6.12 or 7.3 (`kernel::device` has no
 //! attribute support); a `kernel::sysfs` would replace this file.
 
-use super::{const_char_ptr, owner_of_device};
+use super::{const_char_ptr, Node};
 use crate::glue::bindings;
 use core::{cell::UnsafeCell, marker::PhantomData, ptr};
 use kernel::{
@@ -451,8 +451,9 @@ unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(
     _attr: *mut bindings::device_attribute,
     buf: *mut c_char,
 ) -> isize {
-    // SAFETY: as the caller promises.
-    let owner = unsafe { owner_of_device::<O>(dev) };
+    // SAFETY: the device is a `Node<O>`'s, alive during the call, as the
+    // caller promises.
+    let owner = unsafe { &(*Node::<O>::from_device(dev)).owner };
     // INVARIANT: sysfs's page, nothing written yet.
     let mut page = Page {
         buf,
@@ -460,7 +461,7 @@ unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(
         _buf: PhantomData,
     };
     // INVARIANT: the show runs with the attribute active (see above).
-    let node = Shown { owner: &*owner };
+    let node = Shown { owner: &**owner };
     let result = A::show(node, &mut page);
     shown(page, result)
 }

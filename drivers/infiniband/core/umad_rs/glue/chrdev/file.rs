@@ -65,8 +65,7 @@ pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borro
 /// What the files of a [`Node`] do: a subset of `file_operations`.
 #[vtable]
 pub(crate) trait FileOps: Sized + 'static {
-    /// The object that owns the node; the node's `struct device` holds a
-    /// reference to it.
+    /// The object that owns the node; the node holds a reference to it.
     type Owner: Send + Sync;
     /// Per-file state, from `open` until `release`.
     type Ptr: ForeignOwnable + Send + Sync;
@@ -185,15 +184,16 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     inode: *mut bindings::inode,
     file: *mut bindings::file,
 ) -> c_int {
-    // SAFETY: the inode is a char device inode whose `i_cdev` is a node's
-    // cdev (chrdev_open set it), and the cdev reference chrdev_open holds
-    // keeps the node's device, hence its owner, alive during the call.
-    let (owner, device) = unsafe { Node::of_cdev::<T::Owner>(inode_cdev(inode)) };
+    // SAFETY: the inode is a char device inode whose `i_cdev` is the cdev
+    // of a `Node<T::Owner>` that `T`'s operations serve (chrdev_open set
+    // it), and the cdev reference chrdev_open holds keeps the node's
+    // device, hence the node, alive during the call.
+    let node = unsafe { Node::<T::Owner>::of_cdev(inode_cdev(inode)) };
     // SAFETY: the VFS passes a valid file for the duration of `open`,
     // before any descriptor refers to it: no `fdget_pos` region can hold
     // it.
     let f = unsafe { File::from_raw_file(file.cast_const().cast()) };
-    match T::open(owner, device, f) {
+    match T::open(node.owner(), node.device(), f) {
         Ok(data) => {
             // SAFETY: `file` is valid and not yet shared; `release_callback`
             // takes the data back. stream_open makes the file a stream.
