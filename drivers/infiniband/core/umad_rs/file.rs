@@ -14,7 +14,7 @@
 
 use crate::{
     glue::{
-        chrdev::file::poll_bits,
+        chrdev::{file::poll_bits, Node},
         compat::{
             self, warn_on_once, ARef, File, IovIterDest, IovIterSource, MutexGuard, PollCondVarBox,
             PollTable,
@@ -41,11 +41,10 @@ use core::{
 };
 use kernel::{
     c_str,
-    device::Device,
     list::{impl_list_arc_safe, ListArc, ListLinks},
     new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex, SpinLock},
+    sync::{Arc, Mutex, SpinLock},
 };
 
 mod ioctl;
@@ -60,9 +59,9 @@ pub(crate) struct UmadFile {
     /// In the port's list of open files from open to close.
     #[pin]
     links: ListLinks,
-    port: Arc<Port>,
-    /// `umadN`'s device, which the file's messages name.
-    node: ARef<Device>,
+    /// `umadN`'s node, whose device the file's messages name, and whose
+    /// owner is the file's port.
+    node: ARef<Node<Port>>,
     #[pin]
     state: Mutex<FileState>,
     /// Outstanding sends, for the duplicate check.
@@ -153,13 +152,12 @@ impl<A> Drop for Retired<A> {
 impl UmadFile {
     /// Opens `port`'s umad node, whose device is `node`: `ENXIO` once its
     /// IB device is gone, `EPERM` from another network namespace.
-    pub(crate) fn open(port: ArcBorrow<'_, Port>, node: &Device) -> Result<Arc<Self>> {
-        let mut port_state = port.state.lock();
+    pub(crate) fn open(node: &Node<Port>) -> Result<Arc<Self>> {
+        let mut port_state = node.owner().state.lock();
         port_state.check_open()?;
         let file = ListArc::pin_init(
             try_pin_init!(Self {
                 links <- ListLinks::new(),
-                port: port.into(),
                 node: node.into(),
                 state <- new_mutex!(FileState {
                     agents: Slots::new(),
@@ -182,7 +180,7 @@ impl UmadFile {
     /// The last close: the agents go, and everything queued with them.
     /// Nobody waits on the file any more, so nobody is woken.
     pub(crate) fn close(self: &Arc<Self>) {
-        let mut port_state = self.port.state.lock();
+        let mut port_state = self.port().state.lock();
         let mut state = self.state.lock();
         self.dead.store(true, Ordering::Release);
         while state.received.pop_front().is_some() {}
@@ -207,6 +205,11 @@ impl UmadFile {
     fn retire_agents(&self, mut state: FileGuard<'_>, port: &PortGuard<'_>) {
         let agents = core::mem::replace(&mut state.agents, Slots::new());
         Retired::new(agents, state).unregister(port);
+    }
+
+    /// The port the file is opened on.
+    fn port(&self) -> &Port {
+        self.node.owner()
     }
 
     fn is_dead(&self) -> bool {
@@ -256,7 +259,7 @@ impl UmadFile {
         // at the copy: a first REGISTER_AGENT2 while the read waited makes
         // it 64 bytes, which the packet's `length` already counts.
         let layout = self.layout();
-        let origin = self.port.trace_origin();
+        let origin = self.port().trace_origin();
         let copied = packet.copy_out(out, count, layout, |event, hdr, mad| {
             trace::emit(event, origin, hdr, mad)
         });
@@ -315,7 +318,7 @@ impl UmadFile {
         let state = self.state.lock();
         trace::emit(
             trace::Event::Write,
-            self.port.trace_origin(),
+            self.port().trace_origin(),
             &hdr,
             &start.0,
         );

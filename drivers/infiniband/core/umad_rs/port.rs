@@ -28,11 +28,10 @@ use crate::{
     rules::numbering::{DevNumber, Regions},
 };
 use kernel::{
-    device::Device,
     list::{List, ListArc},
     new_condvar, new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock},
+    sync::{Arc, CondVar, Mutex, SpinLock},
 };
 
 /// The port's lock, held: what may drop agents (see `file.rs`).
@@ -264,8 +263,8 @@ impl FileOps for UmadFileOps {
     type Owner = Port;
     type Ptr = Arc<UmadFile>;
 
-    fn open(port: ArcBorrow<'_, Port>, node: &Device, _: &File) -> Result<Arc<UmadFile>> {
-        UmadFile::open(port, node)
+    fn open(node: &Node<Port>, _: &File) -> Result<Arc<UmadFile>> {
+        UmadFile::open(node)
     }
 
     fn release(file: Arc<UmadFile>, _: &File) {
@@ -302,9 +301,9 @@ impl FileOps for IssmFileOps {
     type Owner = Port;
     type Ptr = KBox<IssmHold>;
 
-    fn open(port: ArcBorrow<'_, Port>, _: &Device, file: &File) -> Result<KBox<IssmHold>> {
+    fn open(node: &Node<Port>, file: &File) -> Result<KBox<IssmHold>> {
         let hold = KBox::new(
-            IssmHold::take(port.into(), compat::file_is_nonblocking(file))?,
+            IssmHold::take(node.owner().clone(), compat::file_is_nonblocking(file))?,
             GFP_KERNEL,
         )?;
         // ib_umad would go on with a removed device here; not us. An error

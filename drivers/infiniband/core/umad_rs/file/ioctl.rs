@@ -52,7 +52,7 @@ macro_rules! notice {
     ($file:expr, $($arg:tt)*) => {{
         static LIMIT: RateLimit = RateLimit::new();
         if LIMIT.allow(ratelimit_site!()) {
-            dev_notice!(&*$file.node, $($arg)*);
+            dev_notice!($file.node.device(), $($arg)*);
         }
     }};
 }
@@ -205,7 +205,7 @@ impl UmadFile {
     /// slot, whose number goes back in the request's `id`. The checks and
     /// their order are ib_umad's.
     fn register<R: AgentRequest>(this: ArcBorrow<'_, Self>, arg: usize, compat: bool) -> Result {
-        let port_state = this.port.state.lock();
+        let port_state = this.port().state.lock();
         let mut state = this.state.lock();
         let Some(device) = port_state.device() else {
             notice!(this, "{}: invalid device\n", R::NAME);
@@ -255,7 +255,7 @@ impl UmadFile {
         // which the file's release runs, so the file does not keep itself.
         let agent = Agent::register(
             device,
-            this.port.number,
+            this.port().number,
             qp,
             request,
             req.rmpp_version(),
@@ -289,12 +289,12 @@ impl UmadFile {
         // `ProcessName` is `core::fmt::Display`, which 7.x's `dev_warn!`
         // takes only through `fmt::Arguments`.
         dev_warn!(
-            &*self.node,
+            self.node.device(),
             "process {} did not enable P_Key index support.\n",
             format_args!("{}", ProcessName(current_comm().as_c_str()))
         );
         dev_warn!(
-            &*self.node,
+            self.node.device(),
             "   Documentation/infiniband/user_mad.rst has info on the new ABI.\n"
         );
     }
@@ -303,7 +303,7 @@ impl UmadFile {
     fn unregister(&self, arg: usize) -> Result {
         let id = get_user_u32(arg)?;
         let id = SlotId::new(id, array_index_nospec).ok_or(EINVAL)?;
-        let port_state = self.port.state.lock();
+        let port_state = self.port().state.lock();
         let mut state = self.state.lock();
         let agent = state.agents.take(id).ok_or(EINVAL)?;
         Retired::new(agent, state).unregister(&port_state);

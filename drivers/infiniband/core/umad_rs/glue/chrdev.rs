@@ -56,7 +56,7 @@ use kernel::{
     ffi::c_char,
     prelude::*,
     str::{CStr, CString},
-    sync::{Arc, ArcBorrow},
+    sync::Arc,
     types::Opaque,
 };
 
@@ -268,7 +268,7 @@ impl<O> Drop for ClassRegistration<O> {
 ///     },
 ///     device::Device,
 ///     fs::File,
-///     sync::{Arc, ArcBorrow},
+///     sync::Arc,
 ///     ThisModule,
 /// };
 ///
@@ -389,7 +389,7 @@ unsafe impl<O: Send + Sync + 'static> Sync for Node<O> {}
 
 // SAFETY: a node's references are its device's (the type invariants),
 // which `get_device` and `put_device` count; the last one frees the node.
-unsafe impl<O: Send + Sync + 'static> AlwaysRefCounted for Node<O> {
+unsafe impl<O: 'static> AlwaysRefCounted for Node<O> {
     fn inc_ref(&self) {
         // SAFETY: the device is initialised, by the type invariants.
         unsafe { bindings::get_device(self.dev.get()) };
@@ -489,8 +489,8 @@ impl<O: Send + Sync + 'static> Node<O> {
 
 impl<O: 'static> Node<O> {
     /// The node's owner.
-    pub(crate) fn owner(&self) -> ArcBorrow<'_, O> {
-        self.owner.as_arc_borrow()
+    pub(crate) fn owner(&self) -> &Arc<O> {
+        &self.owner
     }
 
     /// The node's device.

@@ -30,10 +30,8 @@ use crate::glue::bindings;
 use crate::glue::compat::{File, IovIterDest, IovIterSource, Kiocb, PollTable};
 use core::marker::PhantomData;
 use kernel::{
-    device::Device,
     ffi::{c_int, c_long, c_uint, c_ulong, c_void},
     prelude::*,
-    sync::ArcBorrow,
     types::{ForeignOwnable, Opaque},
 };
 #[cfg(umad_rs_in_kernel_crate)]
@@ -66,13 +64,13 @@ pub(crate) type FileData<'a, T> = <<T as FileOps>::Ptr as ForeignOwnable>::Borro
 #[vtable]
 pub(crate) trait FileOps: Sized + 'static {
     /// The object that owns the node; the node holds a reference to it.
-    type Owner: Send + Sync;
+    type Owner: Send + Sync + 'static;
     /// Per-file state, from `open` until `release`.
     type Ptr: ForeignOwnable + Send + Sync;
 
-    /// A file is being opened on a node of `owner`, whose device is
-    /// `device` (an `ARef` of it keeps it past the call).
-    fn open(owner: ArcBorrow<'_, Self::Owner>, device: &Device, file: &File) -> Result<Self::Ptr>;
+    /// A file is being opened on `node` (an `ARef` of it keeps it past the
+    /// call).
+    fn open(node: &Node<Self::Owner>, file: &File) -> Result<Self::Ptr>;
 
     /// The last reference to the file is gone.
     fn release(data: Self::Ptr, file: &File);
@@ -193,7 +191,7 @@ unsafe extern "C" fn open_callback<T: FileOps>(
     // before any descriptor refers to it: no `fdget_pos` region can hold
     // it.
     let f = unsafe { File::from_raw_file(file.cast_const().cast()) };
-    match T::open(node.owner(), node.device(), f) {
+    match T::open(node, f) {
         Ok(data) => {
             // SAFETY: `file` is valid and not yet shared; `release_callback`
             // takes the data back. stream_open makes the file a stream.
