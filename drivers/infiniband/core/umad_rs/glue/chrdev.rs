@@ -266,7 +266,6 @@ impl<O> Drop for ClassRegistration<O> {
 ///         file::{FileOperations, FileOps},
 ///         Class, Node, NodeInfo, Region,
 ///     },
-///     device::Device,
 ///     fs::File,
 ///     sync::Arc,
 ///     ThisModule,
@@ -284,7 +283,7 @@ impl<O> Drop for ClassRegistration<O> {
 ///     type Owner = Lamp;
 ///     type Ptr = KBox<()>;
 ///
-///     fn open(_: ArcBorrow<'_, Lamp>, _: &Device, _: &File) -> Result<KBox<()>> {
+///     fn open(_: &Node<Lamp>, _: &File) -> Result<KBox<()>> {
 ///         Ok(KBox::new((), GFP_KERNEL)?)
 ///     }
 ///
