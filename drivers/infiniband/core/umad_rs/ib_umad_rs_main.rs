@@ -22,7 +22,7 @@
 //! `glue::compat`, and what the driver does with them here.
 
 use core::ops::RangeInclusive;
-use kernel::{c_str, prelude::*, types::ForeignOwnable};
+use kernel::{c_str, prelude::*, sync::Arc, types::ForeignOwnable};
 
 mod class;
 mod file;
@@ -84,7 +84,7 @@ impl kernel::Module for UmadModule {
                 regions: Regions {
                     dynamic: DevNumber::new(dynamic.first().major(), dynamic.first().minor()),
                 },
-                devnums: KBox::pin_init(
+                devnums: Arc::pin_init(
                     kernel::new_mutex!(IdPool::with_capacity(MAX_PORTS as usize, GFP_KERNEL)?),
                     GFP_KERNEL,
                 )?,
@@ -129,18 +129,10 @@ impl infiniband::ClientOps for UmadClient {
             },
             GFP_KERNEL,
         )?;
+        // An error drops `umad`, which takes its ports away.
         for number in device.ports().filter(|&port| device.has_mad(port)) {
-            // The push after `create` cannot fail: it does not allocate.
-            let added = umad
-                .ports
-                .reserve(1, GFP_KERNEL)
-                .map_err(Error::from)
-                .and_then(|()| Port::create(context, device, number, device.has_smi(number)))
-                .and_then(|port| Ok(umad.ports.push(port, GFP_KERNEL)?));
-            if let Err(e) = added {
-                Self::remove(context, umad);
-                return Err(e);
-            }
+            let port = Port::create(context, device, number, device.has_smi(number))?;
+            umad.ports.push(port, GFP_KERNEL)?;
         }
         // As the C driver: a device without MAD ports (iWARP) is not ours.
         if umad.ports.is_empty() {
@@ -149,16 +141,14 @@ impl infiniband::ClientOps for UmadClient {
         Ok(umad)
     }
 
-    fn remove(context: &UmadContext, device: KBox<UmadDevice>) {
-        let UmadDevice { ports, .. } = KBox::into_inner(device);
-        for port in ports {
-            port.remove(context);
-        }
+    fn remove(_context: &UmadContext, device: KBox<UmadDevice>) {
+        // Each port is taken away as it is dropped (`AddedPort`), in order.
+        drop(device);
     }
 
     fn rename(umad: &UmadDevice, device: &infiniband::Device) {
         for added in umad.ports.iter() {
-            added.port.rename(device);
+            added.port().rename(device);
         }
     }
 
@@ -174,7 +164,7 @@ impl infiniband::ClientOps for UmadClient {
         let port = device
             .ports
             .iter()
-            .find(|added| added.port.number == number);
+            .find(|added| added.port().number == number);
         let node = port.ok_or(NoChardev::NotServed)?.umad_node();
         Ok(infiniband::Chardev::new(node.device(), uapi::ABI_VERSION))
     }
@@ -221,7 +211,7 @@ impl infiniband::ClientOps for IssmClient {
         )?;
         if let Some(umad) = umad_client.data_of(device) {
             for node in umad.ports.iter().filter_map(AddedPort::issm_node) {
-                issm.nodes.push(node.clone(), GFP_KERNEL)?;
+                issm.nodes.push(ARef::from(node), GFP_KERNEL)?;
             }
         }
         Ok(issm)

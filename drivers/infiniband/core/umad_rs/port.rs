@@ -4,11 +4,12 @@
 //! where the port has an SMI, both numbered N from one devnum.
 //!
 //! A [`Port`] is reference counted: the IB client holds it from `add` to
-//! `remove` (an [`AddedPort`]), each of its nodes holds it until the node's
-//! device is released, and each open file holds it until closed. Removal revokes the IB device (the
-//! `device` in [`PortState`] becomes `None`) under the port's lock, so no
-//! file operation can reach the device after its `remove`; sysfs shows
-//! reach it without the lock, and removal drains them first.
+//! `remove` (an [`AddedPort`]), and each of its nodes holds it until the
+//! node's device is released, which an open file of the node delays until
+//! it is closed. Removal revokes the IB device (the `device` in
+//! [`PortState`] becomes `None`) under the port's lock, so no file
+//! operation can reach the device after its `remove`; sysfs shows reach it
+//! without the lock, and removal drains them first.
 
 use crate::{
     file::UmadFile,
@@ -19,7 +20,7 @@ use crate::{
             ClassRegistration, Devt, Node, NodeInfo, NodeRegistration,
         },
         compat::{
-            self, this_module, ARef, File, IdPool, IovIterDest, IovIterSource, Kiocb, MutexGuard,
+            self, this_module, File, IdPool, IovIterDest, IovIterSource, Kiocb, MutexGuard,
             PollTable,
         },
         trace,
@@ -47,8 +48,9 @@ impl From<DevNumber> for Devt {
 pub(crate) struct UmadContext {
     pub(crate) class: ClassRegistration<Port>,
     pub(crate) regions: Regions,
-    /// The ports' devnums, `MAX_PORTS` of them (ib_umad's `umad_ida`).
-    pub(crate) devnums: Pin<KBox<Mutex<IdPool>>>,
+    /// The ports' devnums, `MAX_PORTS` of them (ib_umad's `umad_ida`),
+    /// which each port's hold shares to give its own back.
+    pub(crate) devnums: Arc<Mutex<IdPool>>,
 }
 
 /// One MAD-capable port of an IB device.
@@ -121,7 +123,7 @@ impl Port {
         number: u32,
         smi: bool,
     ) -> Result<AddedPort> {
-        // Held until `kill`, which `remove` calls for every port.
+        // Held until `kill`, when the umad client drops the port.
         let handle = device.handle();
         let devnum = {
             let mut devnums = context.devnums.lock();
@@ -152,13 +154,17 @@ impl Port {
                 return Err(e);
             }
         };
+        // From here on, dropping `hold` takes the port away.
+        let hold = PortHold {
+            port,
+            devnums: context.devnums.clone(),
+        };
         let parent = device.parent();
         let class = &context.class;
         // Each name's `format_args!` lives for its statement only (before
-        // Rust 1.89), so the `NodeInfo`s are built in the calls. A failed
-        // issm node drops the umad one, which removes it.
-        let nodes = Node::add(
-            port.clone(),
+        // Rust 1.89), so the `NodeInfo`s are built in the calls.
+        let umad = Node::add(
+            hold.port.clone(),
             &UMAD_FOPS,
             NodeInfo {
                 class,
@@ -166,46 +172,34 @@ impl Port {
                 devt: context.regions.umad(devnum).into(),
                 name: format_args!("umad{devnum}"),
             },
-        )
-        .and_then(|umad| {
-            let issm = smi
-                .then(|| {
-                    Node::add(
-                        port.clone(),
-                        &ISSM_FOPS,
-                        NodeInfo {
-                            class,
-                            parent,
-                            devt: context.regions.issm(devnum).into(),
-                            name: format_args!("issm{devnum}"),
-                        },
-                    )
-                })
-                .transpose()?;
-            Ok((umad, issm))
-        });
-        match nodes {
-            Ok((umad, issm)) => Ok(AddedPort { port, umad, issm }),
-            Err(e) => {
-                port.kill(context);
-                Err(e)
-            }
-        }
+        )?;
+        let issm = smi
+            .then(|| {
+                Node::add(
+                    hold.port.clone(),
+                    &ISSM_FOPS,
+                    NodeInfo {
+                        class,
+                        parent,
+                        devt: context.regions.issm(devnum).into(),
+                        name: format_args!("issm{devnum}"),
+                    },
+                )
+            })
+            .transpose()?;
+        Ok(AddedPort { issm, umad, hold })
     }
 
     /// Takes the port away, once its nodes are gone (no new opens, sysfs
     /// readers drained): its open files' agents (waking their waiters),
     /// then its IB device (revoked under the lock, so no file operation
-    /// reaches it after this), then its devnum.
-    fn kill(&self, context: &UmadContext) {
-        {
-            let mut state = self.state.lock();
-            for file in state.files.iter() {
-                file.kill(&state);
-            }
-            state.device = None;
+    /// reaches it after this).
+    fn kill(&self) {
+        let mut state = self.state.lock();
+        for file in state.files.iter() {
+            file.kill(&state);
         }
-        context.devnums.lock().release_id(self.devnum as usize);
+        state.device = None;
     }
 
     /// Where this port's tracepoint events happen.
@@ -228,30 +222,43 @@ impl Port {
 }
 
 /// A port with its nodes in the system, as the umad client keeps it from
-/// its `add` to its `remove`.
+/// its `add` to its `remove`. Dropping it takes the port away as
+/// `ib_umad_kill_port` does: the fields drop in declaration order, so the
+/// nodes go first (no new opens, sysfs readers drained), then the port.
 pub(crate) struct AddedPort {
-    pub(crate) port: Arc<Port>,
-    umad: NodeRegistration<Port>,
     issm: Option<NodeRegistration<Port>>,
+    umad: NodeRegistration<Port>,
+    hold: PortHold,
 }
 
 impl AddedPort {
+    /// The port.
+    pub(crate) fn port(&self) -> &Port {
+        &self.hold.port
+    }
+
     /// umadN's node.
-    pub(crate) fn umad_node(&self) -> &ARef<Node<Port>> {
+    pub(crate) fn umad_node(&self) -> &Node<Port> {
         self.umad.node()
     }
 
     /// issmN's node; `None` if the port has no SMI.
-    pub(crate) fn issm_node(&self) -> Option<&ARef<Node<Port>>> {
+    pub(crate) fn issm_node(&self) -> Option<&Node<Port>> {
         self.issm.as_ref().map(NodeRegistration::node)
     }
+}
 
-    /// Takes the port away: its nodes first, then the rest (`Port::kill`).
-    pub(crate) fn remove(self, context: &UmadContext) {
-        let Self { port, umad, issm } = self;
-        drop(issm);
-        drop(umad);
-        port.kill(context);
+/// The umad client's hold on a port, whose drop takes the port away
+/// (`Port::kill`) and gives its devnum back.
+struct PortHold {
+    port: Arc<Port>,
+    devnums: Arc<Mutex<IdPool>>,
+}
+
+impl Drop for PortHold {
+    fn drop(&mut self) {
+        self.port.kill();
+        self.devnums.lock().release_id(self.port.devnum as usize);
     }
 }
 

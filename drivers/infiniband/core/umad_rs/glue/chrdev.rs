@@ -267,12 +267,21 @@ impl<O> Drop for ClassRegistration<O> {
 ///         Class, Node, NodeInfo, Region,
 ///     },
 ///     fs::File,
-///     sync::Arc,
-///     ThisModule,
+///     sync::{aref::ARef, Arc},
+///     ModuleMetadata,
 /// };
+/// use core::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// struct Lamp {
 ///     watts: u32,
+/// }
+///
+/// static LAMPS_FREED: AtomicUsize = AtomicUsize::new(0);
+///
+/// impl Drop for Lamp {
+///     fn drop(&mut self) {
+///         LAMPS_FREED.fetch_add(1, Ordering::Relaxed);
+///     }
 /// }
 ///
 /// /// A lamp's files: opening one does nothing.
@@ -327,9 +336,8 @@ impl<O> Drop for ClassRegistration<O> {
 ///
 /// static LAMPS: Class<Lamp> =
 ///     Class::new::<LampDir>(c"rust_doctest_lamps", &CLASS_GROUPS, &LAMP_GROUPS);
-/// // SAFETY: the doctests are built in: no module to keep loaded.
-/// static BUILT_IN: ThisModule = unsafe { ThisModule::from_ptr(core::ptr::null_mut()) };
-/// static LAMP_FILES: FileOperations<LampFiles> = FileOperations::new(&BUILT_IN);
+/// static LAMP_FILES: FileOperations<LampFiles> =
+///     FileOperations::new(&<LocalModule as ModuleMetadata>::THIS_MODULE);
 ///
 /// let class = LAMPS.register()?;
 /// let region = Region::allocate(1, c"rust_doctest_lamps")?;
@@ -348,18 +356,20 @@ impl<O> Drop for ClassRegistration<O> {
 /// };
 /// let registration = add()?;
 /// // `/dev/lamps/lamp0` and `/sys/class/rust_doctest_lamps/lamp0/watts`.
-/// let node = registration.node().clone();
+/// let node = ARef::from(registration.node());
 /// drop(registration);
 /// // Out of the system, so the same number and name can be added again,
 /// // while the reference still holds the node and its owner.
 /// let again = add().map(drop);
-/// let watts = node.owner().watts;
+/// let (watts, held) = (node.owner().watts, LAMPS_FREED.load(Ordering::Relaxed));
+/// // The last reference to each node frees it, and drops its owner.
 /// drop(node);
+/// let freed = LAMPS_FREED.load(Ordering::Relaxed);
 /// drop(region);
 /// drop(class);
 /// // Asserted once everything is gone: a failed assertion ends the test
 /// // without dropping anything.
-/// assert_eq!((again, watts), (Ok(()), 40));
+/// assert_eq!((again, watts, held, freed), (Ok(()), 40, 1, 2));
 /// # Ok::<(), Error>(())
 /// ```
 ///
@@ -367,15 +377,15 @@ impl<O> Drop for ClassRegistration<O> {
 ///
 /// `dev` is an initialised device whose release callback is
 /// `release_node::<O>`, and whose reference count owns this allocation,
-/// made by `KBox`. `cdev` is initialised with the operations of a
-/// [`FileOps`] whose owner is `O`, and its parent is `dev`.
+/// made by `KBox`. `cdev` is initialised (`cdev_init`) with the operations
+/// of a [`FileOps`] whose owner is `O`.
 #[pin_data]
 pub(crate) struct Node<O: 'static> {
     #[pin]
     dev: Opaque<bindings::device>,
     #[pin]
     cdev: Opaque<bindings::cdev>,
-    pub(super) owner: Arc<O>,
+    owner: Arc<O>,
     /// The class whose `nodes` count the node's registration is in.
     class: &'static Class<O>,
 }
@@ -452,36 +462,42 @@ impl<O: Send + Sync + 'static> Node<O> {
         let parent = info.parent.map_or(ptr::null_mut(), |parent| {
             ptr::from_ref(parent).cast_mut().cast::<bindings::device>()
         });
-        // SAFETY: `node` is valid, and its device zeroed; from here on its
-        // release callback frees the node.
+        // `Opaque` is a transparent wrapper; these keep `node`'s provenance,
+        // which `release_node` needs back from the device.
+        // SAFETY: `node` is valid; no reference to the node exists.
+        let (dev, cdev) = unsafe {
+            (
+                ptr::addr_of_mut!((*node).dev).cast::<bindings::device>(),
+                ptr::addr_of_mut!((*node).cdev).cast::<bindings::cdev>(),
+            )
+        };
+        // SAFETY: `dev` and `cdev` are zeroed, as `cdev_init` and
+        // `device_initialize` expect; `fops` is 'static. From the device's
+        // initialisation on, its release callback frees the node.
         let node = unsafe {
-            let dev = (*node).dev.get();
+            bindings::cdev_init(cdev, fops.as_raw());
+            (*cdev).owner = (*fops.as_raw()).owner;
             bindings::device_initialize(dev);
             (*dev).class = class.as_raw();
             (*dev).parent = parent;
             (*dev).devt = info.devt.0;
             (*dev).release = Some(release_node::<O>);
-            // INVARIANT: initialised, released by `release_node::<O>`;
-            // `device_initialize`'s reference is this `ARef`'s.
+            // INVARIANT: the device is initialised, released by
+            // `release_node::<O>`, and `device_initialize`'s reference is
+            // this `ARef`'s; the cdev has `T`'s operations, whose owner is
+            // `O`.
             ARef::from_raw(ptr::NonNull::new_unchecked(node))
         };
-        let dev = node.dev.get();
-        let cdev = node.cdev.get();
         // SAFETY: the device is initialised; the format string takes one
         // C string argument, `name`.
         to_result(unsafe {
             bindings::dev_set_name(dev, c_str!("%s").as_char_ptr(), name.as_char_ptr())
         })?;
-        // SAFETY: `cdev` is the node's, zeroed; `fops` is 'static.
-        // INVARIANT: `T`'s operations, whose owner is `O`; the parent is
-        // set by `cdev_device_add`.
-        to_result(unsafe {
-            bindings::cdev_init(cdev, fops.as_raw());
-            (*cdev).owner = (*fops.as_raw()).owner;
-            bindings::cdev_device_add(cdev, dev)
-        })?;
+        // SAFETY: both are initialised, and the device named.
+        to_result(unsafe { bindings::cdev_device_add(cdev, dev) })?;
         class.nodes.fetch_add(1, Ordering::AcqRel);
-        // INVARIANT: in the system, counted in its class just now.
+        // INVARIANT: in the system, the cdev's parent the device
+        // (`cdev_device_add`), counted in its class just now.
         Ok(NodeRegistration { node })
     }
 }
@@ -538,15 +554,16 @@ impl<O: 'static> Node<O> {
 ///
 /// # Invariants
 ///
-/// `node`'s device and cdev are in the system, counted in its class's
-/// `nodes`.
+/// `node`'s device and cdev are in the system, the cdev's parent the
+/// device, counted in its class's `nodes`.
+#[must_use = "dropping the registration removes the node"]
 pub(crate) struct NodeRegistration<O: Send + Sync + 'static> {
     node: ARef<Node<O>>,
 }
 
 impl<O: Send + Sync + 'static> NodeRegistration<O> {
-    /// The node, which a clone of this keeps after the registration.
-    pub(crate) fn node(&self) -> &ARef<Node<O>> {
+    /// The node, which an `ARef` of it keeps after the registration.
+    pub(crate) fn node(&self) -> &Node<O> {
         &self.node
     }
 }

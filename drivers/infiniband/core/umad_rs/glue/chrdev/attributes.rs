@@ -453,7 +453,7 @@ unsafe extern "C" fn show_device<O: 'static, A: ShowDevice<O>>(
 ) -> isize {
     // SAFETY: the device is a `Node<O>`'s, alive during the call, as the
     // caller promises.
-    let owner = unsafe { &(*Node::<O>::from_device(dev)).owner };
+    let owner = unsafe { (*Node::<O>::from_device(dev)).owner() };
     // INVARIANT: sysfs's page, nothing written yet.
     let mut page = Page {
         buf,
