@@ -250,8 +250,9 @@ impl<T: ClientOps> Registration<T> {
         device: &'a Adding<'_>,
     ) -> Option<<T::DeviceData as ForeignOwnable>::Borrowed<'a>> {
         let (device, client) = (device.as_raw(), self.client.raw.get());
-        // SAFETY: the device is valid; the client is registered while this
-        // registration lives.
+        // SAFETY: the device is valid, and `device` is an `add` for it, in
+        // which `struct ib_client` documents this call: another client's
+        // data, or NULL where that client did not take the device.
         let attached = unsafe { bindings::ib_get_client_data(device, client) };
         // SAFETY: non-null client data is an `Attached` that `add_callback`
         // stored. While an `add` runs for the device, a client's `remove`
