@@ -525,7 +525,7 @@ impl<O: 'static> Node<O> {
     /// `cdev` is the cdev of a `Node<O>`, which a reference on it (as
     /// `chrdev_open` holds, and the parent device with it) keeps alive
     /// for `'a`.
-    pub(super) unsafe fn of_cdev<'a>(cdev: *mut bindings::cdev) -> &'a Self {
+    unsafe fn of_cdev<'a>(cdev: *mut bindings::cdev) -> &'a Self {
         // `*const` from 6.12's `container_of!`, `*mut` (coerced) from 7.x's.
         // SAFETY: `cdev` is the `cdev` field of a `Node<O>`, by the
         // caller's promise.
@@ -540,7 +540,7 @@ impl<O: 'static> Node<O> {
     /// # Safety
     ///
     /// `dev` is the device of a `Node<O>`.
-    pub(super) unsafe fn from_device(dev: *mut bindings::device) -> *mut Self {
+    unsafe fn from_device(dev: *mut bindings::device) -> *mut Self {
         // As in `of_cdev`.
         // SAFETY: `dev` is the `dev` field of a `Node<O>`, by the caller's
         // promise.
