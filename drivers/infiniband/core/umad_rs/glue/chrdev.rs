@@ -44,7 +44,7 @@ use core::{
     fmt,
     marker::PhantomData,
     ptr,
-    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
 };
 #[cfg(umad_rs_sync_aref)]
 use kernel::sync::aref::{ARef, AlwaysRefCounted};
@@ -54,9 +54,10 @@ use kernel::{
     c_str, device,
     error::to_result,
     ffi::c_char,
+    new_condvar, new_spinlock,
     prelude::*,
     str::{CStr, CString},
-    sync::Arc,
+    sync::{Arc, CondVar, SpinLock},
     types::Opaque,
 };
 
@@ -149,13 +150,11 @@ impl Drop for Region {
 ///
 /// `registered` is true while a [`ClassRegistration`] of the class lives,
 /// and only then is `raw` registered with the driver core. Every device of
-/// the class is the device of a [`Node`] added for an owner of type `O`;
-/// `nodes` counts those added and not removed.
+/// the class is the device of a [`Node`] added for an owner of type `O`.
 pub(crate) struct Class<O> {
     raw: Opaque<bindings::class>,
     name: &'static CStr,
     registered: AtomicBool,
-    nodes: AtomicUsize,
     _owners: PhantomData<fn(&O)>,
 }
 
@@ -184,7 +183,6 @@ impl<O> Class<O> {
             raw: Opaque::new(raw),
             name,
             registered: AtomicBool::new(false),
-            nodes: AtomicUsize::new(0),
             _owners: PhantomData,
         }
     }
@@ -194,13 +192,28 @@ impl<O> Class<O> {
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
+        let nodes = Arc::pin_init(
+            pin_init!(Holders {
+                count <- new_spinlock!(1),
+                none_left <- new_condvar!(),
+            }),
+            GFP_KERNEL,
+        );
+        let nodes = match nodes {
+            Ok(nodes) => nodes,
+            Err(e) => {
+                self.registered.store(false, Ordering::Release);
+                return Err(e);
+            }
+        };
         // SAFETY: `raw` is a valid, 'static class that is not registered.
         if let Err(e) = to_result(unsafe { bindings::class_register(self.raw.get()) }) {
             self.registered.store(false, Ordering::Release);
             return Err(e);
         }
-        // INVARIANT: registered just now, flagged above.
-        Ok(ClassRegistration { class: self })
+        // INVARIANT: registered just now, flagged above; the registration
+        // is `nodes`' one holder.
+        Ok(ClassRegistration { class: self, nodes })
     }
 
     fn as_raw(&self) -> *mut bindings::class {
@@ -210,8 +223,14 @@ impl<O> Class<O> {
 
 /// A registered [`Class`]; dropping it unregisters the class, once every
 /// node added to it is removed. It is dropped where a task may sleep.
+///
+/// # Invariants
+///
+/// The class is registered; `nodes` counts this registration and the
+/// [`NodeRegistration`]s of the class.
 pub(crate) struct ClassRegistration<O: 'static> {
     class: &'static Class<O>,
+    nodes: Arc<Holders>,
 }
 
 impl<O> Drop for ClassRegistration<O> {
@@ -223,25 +242,49 @@ impl<O> Drop for ClassRegistration<O> {
         // drop the registration (an IB client's `remove`, which its
         // unregistration waits for). A node never removed is a driver
         // bug, which holds the drop here rather than let either happen.
-        if self.class.nodes.load(Ordering::Acquire) != 0 {
+        let mut count = self.nodes.count.lock();
+        *count -= 1;
+        if *count != 0 {
             kernel::pr_warn!(
                 "class {} dropped with nodes added: waiting for their removal\n",
                 self.class.name
             );
-            while self.class.nodes.load(Ordering::Acquire) != 0 {
-                #[cfg(umad_rs_fsleep)]
-                kernel::time::delay::fsleep(kernel::time::Delta::from_millis(10));
-                #[cfg(not(umad_rs_fsleep))]
-                // SAFETY: a plain sleep, where the drop may sleep.
-                unsafe {
-                    bindings::msleep(10)
-                };
-            }
         }
+        while *count != 0 {
+            self.nodes.none_left.wait(&mut count);
+        }
+        drop(count);
         // SAFETY: registered by `Class::register`, unregistered only here;
         // no node of it is added.
         unsafe { bindings::class_unregister(self.class.as_raw()) };
         self.class.registered.store(false, Ordering::Release);
+    }
+}
+
+/// The holders of a class's registration: the registration itself and
+/// each node added to the class, whose removal the registration's drop
+/// waits for.
+#[pin_data]
+struct Holders {
+    #[pin]
+    count: SpinLock<usize>,
+    #[pin]
+    none_left: CondVar,
+}
+
+impl Holders {
+    /// One holder more.
+    fn hold(&self) {
+        *self.count.lock() += 1;
+    }
+
+    /// One holder less, waking the registration's drop at the last.
+    fn release(&self) {
+        let mut count = self.count.lock();
+        *count -= 1;
+        if *count == 0 {
+            self.none_left.notify_all();
+        }
     }
 }
 
@@ -389,8 +432,9 @@ pub(crate) struct Node<O: 'static> {
     #[pin]
     cdev: Opaque<bindings::cdev>,
     owner: Arc<O>,
-    /// The class whose `nodes` count the node's registration is in.
-    class: &'static Class<O>,
+    /// The holders of the class's registration, which the node's
+    /// registration is one of.
+    class_nodes: Arc<Holders>,
 }
 
 // SAFETY: the driver core synchronises its own use of the device and the
@@ -437,6 +481,7 @@ impl<O: Send + Sync + 'static> Node<O> {
     ) -> Result<NodeRegistration<O>> {
         let name = CString::try_from_fmt(info.name)?;
         let class = info.class.class;
+        let class_nodes = info.class.nodes.clone();
         let node = KBox::pin_init(
             // `device_initialize` and `cdev_init` expect zeroed structures,
             // as from kzalloc.
@@ -450,7 +495,7 @@ impl<O: Send + Sync + 'static> Node<O> {
                     slot.write_bytes(0, 1)
                 }),
                 owner,
-                class,
+                class_nodes,
             }),
             GFP_KERNEL,
         )?;
@@ -498,9 +543,10 @@ impl<O: Send + Sync + 'static> Node<O> {
         })?;
         // SAFETY: both are initialised, and the device named.
         to_result(unsafe { bindings::cdev_device_add(cdev, dev) })?;
-        class.nodes.fetch_add(1, Ordering::AcqRel);
+        node.class_nodes.hold();
         // INVARIANT: in the system, the cdev's parent the device
-        // (`cdev_device_add`), counted in its class just now.
+        // (`cdev_device_add`), a holder of its class's registration just
+        // now.
         Ok(NodeRegistration { node })
     }
 }
@@ -558,7 +604,7 @@ impl<O: 'static> Node<O> {
 /// # Invariants
 ///
 /// `node`'s device and cdev are in the system, the cdev's parent the
-/// device, counted in its class's `nodes`.
+/// device, and it is one of the holders of its class's registration.
 #[must_use = "dropping the registration removes the node"]
 pub(crate) struct NodeRegistration<O: Send + Sync + 'static> {
     node: ARef<Node<O>>,
@@ -576,9 +622,9 @@ impl<O: Send + Sync + 'static> Drop for NodeRegistration<O> {
         // SAFETY: in the system by the type invariants, taken out once,
         // here.
         unsafe { bindings::cdev_device_del(self.node.cdev.get(), self.node.dev.get()) };
-        // After the deletion: the class's registration may go once its
-        // count is zero.
-        self.node.class.nodes.fetch_sub(1, Ordering::AcqRel);
+        // After the deletion: the class's registration may go once it is
+        // the last holder.
+        self.node.class_nodes.release();
     }
 }
 
