@@ -189,23 +189,16 @@ impl<O> Class<O> {
 
     /// Registers the class until the returned guard is dropped.
     pub(crate) fn register(&'static self) -> Result<ClassRegistration<O>> {
-        if self.registered.swap(true, Ordering::AcqRel) {
-            return Err(EBUSY);
-        }
         let nodes = Arc::pin_init(
             pin_init!(Holders {
                 count <- new_spinlock!(1),
                 none_left <- new_condvar!(),
             }),
             GFP_KERNEL,
-        );
-        let nodes = match nodes {
-            Ok(nodes) => nodes,
-            Err(e) => {
-                self.registered.store(false, Ordering::Release);
-                return Err(e);
-            }
-        };
+        )?;
+        if self.registered.swap(true, Ordering::AcqRel) {
+            return Err(EBUSY);
+        }
         // SAFETY: `raw` is a valid, 'static class that is not registered.
         if let Err(e) = to_result(unsafe { bindings::class_register(self.raw.get()) }) {
             self.registered.store(false, Ordering::Release);
