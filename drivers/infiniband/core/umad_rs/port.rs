@@ -125,16 +125,10 @@ impl Port {
     ) -> Result<AddedPort> {
         // Held until `kill`, when the umad client drops the port.
         let handle = device.handle();
-        let devnum = {
-            let mut devnums = context.devnums.lock();
-            let id = devnums.find_unused_id(0).ok_or(ENOSPC)?;
-            let devnum = id.as_u32();
-            id.acquire();
-            devnum
-        };
+        let devnum = Devnum::take(&context.devnums)?;
         let port = Arc::pin_init(
             pin_init!(Port {
-                devnum,
+                devnum: devnum.number,
                 number,
                 device_index: device.index(),
                 issm_held <- new_mutex!(false),
@@ -146,19 +140,13 @@ impl Port {
                 device_name <- new_spinlock!(device.name()),
             }),
             GFP_KERNEL,
-        );
-        let port = match port {
-            Ok(port) => port,
-            Err(e) => {
-                context.devnums.lock().release_id(devnum as usize);
-                return Err(e);
-            }
-        };
+        )?;
         // From here on, dropping `hold` takes the port away.
         let hold = PortHold {
             port,
-            devnums: context.devnums.clone(),
+            _devnum: devnum,
         };
+        let devnum = hold.port.devnum;
         let parent = device.parent();
         let class = &context.class;
         // Each name's `format_args!` lives for its statement only (before
@@ -249,16 +237,44 @@ impl AddedPort {
 }
 
 /// The umad client's hold on a port, whose drop takes the port away
-/// (`Port::kill`) and gives its devnum back.
+/// (`Port::kill`), then gives its devnum back (fields drop after `drop`).
 struct PortHold {
     port: Arc<Port>,
-    devnums: Arc<Mutex<IdPool>>,
+    /// Held for its drop, after the kill.
+    _devnum: Devnum,
 }
 
 impl Drop for PortHold {
     fn drop(&mut self) {
         self.port.kill();
-        self.devnums.lock().release_id(self.port.devnum as usize);
+    }
+}
+
+/// A devnum taken from the pool, given back on drop (ib_umad's
+/// `ida_alloc_max`/`ida_free` on `umad_ida`).
+struct Devnum {
+    number: u32,
+    pool: Arc<Mutex<IdPool>>,
+}
+
+impl Devnum {
+    /// The lowest free devnum: `ENOSPC` when all are taken.
+    fn take(pool: &Arc<Mutex<IdPool>>) -> Result<Self> {
+        let mut ids = pool.lock();
+        let id = ids.find_unused_id(0).ok_or(ENOSPC)?;
+        let number = id.as_u32();
+        id.acquire();
+        drop(ids);
+        Ok(Self {
+            number,
+            pool: pool.clone(),
+        })
+    }
+}
+
+impl Drop for Devnum {
+    fn drop(&mut self) {
+        self.pool.lock().release_id(self.number as usize);
     }
 }
 
