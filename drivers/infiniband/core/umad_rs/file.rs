@@ -16,7 +16,7 @@ use crate::{
     glue::{
         chrdev::{file::poll_bits, Node},
         compat::{
-            self, warn_on_once, ARef, File, IovIterDest, IovIterSource, MutexGuard, PollCondVarBox,
+            self, warn_on_once, ARef, File, IovIterDest, IovIterSource, MutexGuard, PollCondVar,
             PollTable,
         },
         nospec::array_index_nospec,
@@ -67,8 +67,10 @@ pub(crate) struct UmadFile {
     /// Outstanding sends, for the duplicate check.
     #[pin]
     sends: SpinLock<SendTable>,
-    /// Readers and pollers wait here.
-    wait: PollCondVarBox,
+    /// Readers and pollers wait here. Nothing polls it any more when the
+    /// file goes, after its release, so its drop costs no grace period.
+    #[pin]
+    wait: PollCondVar,
     /// `state.received`'s length (changed under `state`), for the receive
     /// limit and the lockless readiness checks of `poll` and a blocked
     /// read.
@@ -165,7 +167,7 @@ impl UmadFile {
                     received: PacketList::new(),
                 }),
                 sends <- new_spinlock!(SendTable::new()),
-                wait: PollCondVarBox::new(c_str!("umad_file"), kernel::static_lock_class!())?,
+                wait <- PollCondVar::new(c_str!("umad_file"), kernel::static_lock_class!()),
                 queued: AtomicUsize::new(0),
                 dead: AtomicBool::new(false),
                 new_layout: AtomicBool::new(false),
@@ -203,6 +205,11 @@ impl UmadFile {
     /// finds one once the file is dead, and are unregistered without it,
     /// one by one. The port's lock keeps new ones out.
     fn retire_agents(&self, mut state: FileGuard<'_>, port: &PortGuard<'_>) {
+        // Moving the slots out copies all 32; a file without agents, such
+        // as one only opened and closed, skips that.
+        if state.agents.is_empty() {
+            return;
+        }
         let agents = core::mem::replace(&mut state.agents, Slots::new());
         Retired::new(agents, state).unregister(port);
     }
@@ -288,9 +295,7 @@ impl UmadFile {
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable<'_>) -> u32 {
-        // SAFETY: the queue is this file's state's, which the file's
-        // private data holds until its release.
-        unsafe { compat::register_wait(table, file, &self.wait) };
+        table.register_wait(file, &self.wait);
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {

@@ -261,45 +261,29 @@ mod vfs {
 }
 
 /// A file's wait queue, which a blocked read waits on without a lock and
-/// which `poll` registers with: the `kernel` crate's `PollCondVarBox` and
-/// `PollTable`, where its `CondVar` has the series' patch that adds
-/// `wait_interruptible_until`.
-#[cfg(umad_rs_condvar_wait_until)]
-pub(crate) use kernel::sync::poll::{PollCondVarBox, PollTable};
+/// which `poll` registers with, kept in the file's data: the `kernel`
+/// crate's `PollCondVar` and `PollTable`, where its crate has the series'
+/// patches that add `CondVar::wait_interruptible_until` and drop a
+/// `PollCondVar` that nothing polls without a grace period.
+#[cfg(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop))]
+pub(crate) use kernel::sync::poll::{PollCondVar, PollTable};
 /// The same, of the module's own, before.
-#[cfg(not(umad_rs_condvar_wait_until))]
-pub(crate) use poll::{PollCondVarBox, PollTable};
+#[cfg(not(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop)))]
+pub(crate) use poll::{PollCondVar, PollTable};
 
-/// Registers `file`'s `poll` call with `queue` (`poll_wait`).
-///
-/// # Safety
-///
-/// `queue` is not dropped before the file's last release. Epoll's entries
-/// leave the queue at its drop (`POLLFREE`), but select's and poll's only
-/// when their call returns, holding the file meanwhile. (The crate's
-/// `PollTable::register_wait` is safe and does not ask this.)
-pub(crate) unsafe fn register_wait(table: &PollTable<'_>, file: &File, queue: &PollCondVarBox) {
-    #[cfg(umad_rs_condvar_wait_until)]
-    table.register_wait(file, queue);
-    #[cfg(not(umad_rs_condvar_wait_until))]
-    // SAFETY: the caller's promise.
-    unsafe {
-        table.register_wait(file, queue)
-    };
-}
-
-/// `kernel::sync::poll`'s `PollCondVarBox` and `PollTable` in the shape
-/// the series gives them, for kernels whose crate lacks that shape: none
-/// has a lock-free wait on a `CondVar`, 6.12 has no `sync::poll`, 7.2 no
-/// `PollCondVarBox`, and a module cannot add the wait to the crate's
-/// (its wait queue head is private to the crate).
-#[cfg(not(umad_rs_condvar_wait_until))]
+/// `kernel::sync::poll`'s `PollCondVar` and `PollTable` in the shape the
+/// series gives them, for kernels whose crate lacks that shape: none has
+/// a lock-free wait on a `CondVar`, or a `PollCondVar` whose drop skips
+/// the grace period when nothing polls it (which a file's data, dropped
+/// after the file's release, never has), and 6.12 has no `sync::poll`. A
+/// module cannot add the wait to the crate's, whose wait queue head is
+/// private to the crate.
+#[cfg(not(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop)))]
 mod poll {
     use super::super::bindings;
     use super::File;
-    use core::{marker::PhantomData, mem::ManuallyDrop, ops::Deref, pin::Pin};
+    use core::marker::PhantomData;
     use kernel::{
-        alloc::AllocError,
         prelude::*,
         str::CStr,
         sync::LockClassKey,
@@ -314,14 +298,6 @@ mod poll {
     /// What `static_lock_class!()` gives.
     #[cfg(not(umad_rs_pinned_lock_class))]
     type LockClass = &'static LockClassKey;
-
-    /// What `kvfree_call_rcu` queues: a `struct kvfree_rcu_head` where the
-    /// kernel has one, a `struct rcu_head` (`callback_head`) before.
-    #[cfg(umad_rs_kvfree_rcu_head)]
-    type RcuHead = bindings::kvfree_rcu_head;
-    /// What `kvfree_call_rcu` queues.
-    #[cfg(not(umad_rs_kvfree_rcu_head))]
-    type RcuHead = bindings::callback_head;
 
     /// The `poll_table` of a `poll` call.
     ///
@@ -346,20 +322,13 @@ mod poll {
         }
 
         /// Registers `file`'s `poll` call with `cv` (`poll_wait`).
-        ///
-        /// # Safety
-        ///
-        /// `cv` is not dropped before the file's last release: epoll's
-        /// entries leave at the drop, select's and poll's only when their
-        /// call returns.
-        pub(crate) unsafe fn register_wait(&self, file: &File, cv: &PollCondVar) {
+        pub(crate) fn register_wait(&self, file: &File, cv: &PollCondVar) {
             #[cfg(umad_rs_poll_wait)]
             // SAFETY: `file` is valid for the call and `self.table` null or
-            // valid (the type's invariant). Every `PollCondVar` is in a
-            // `PollCondVarBox`, whose drop takes epoll's entries off the
-            // queue and frees it only after an RCU grace period, as epoll
-            // needs; select and poll hold the file until they take theirs
-            // off, and the caller keeps the queue until the file's release.
+            // valid (the type's invariant). `cv` is pinned, so its drop runs
+            // before its memory goes; the drop takes every registration off
+            // the queue, and waits for a grace period if it found any, as
+            // epoll needs.
             unsafe {
                 kernel::bindings::poll_wait(
                     file.as_ptr().cast(),
@@ -376,14 +345,13 @@ mod poll {
     }
 
     /// A `struct wait_queue_head` that a [`PollTable`] registers with and
-    /// that tasks wait on with or without a lock; only a
-    /// [`PollCondVarBox`] makes one. It has the `CondVar` methods the
-    /// driver calls.
+    /// that tasks wait on with or without a lock. It has the `CondVar`
+    /// methods the driver calls.
     ///
     /// # Invariants
     ///
     /// `wait_queue_head` is initialised.
-    #[pin_data]
+    #[pin_data(PinnedDrop)]
     pub(crate) struct PollCondVar {
         #[pin]
         wait_queue_head: Opaque<bindings::wait_queue_head>,
@@ -396,7 +364,9 @@ mod poll {
     unsafe impl Sync for PollCondVar {}
 
     impl PollCondVar {
-        fn new(name: &'static CStr, key: LockClass) -> impl PinInit<Self> {
+        /// An empty queue whose lock is named `name`, in the lock class
+        /// `key`.
+        pub(crate) fn new(name: &'static CStr, key: LockClass) -> impl PinInit<Self> {
             // INVARIANT: initialised in place.
             pin_init!(Self {
                 // SAFETY: `__init_waitqueue_head` initialises the pinned
@@ -467,76 +437,30 @@ mod poll {
         }
     }
 
-    /// A [`PollCondVar`] and the RCU head that frees it.
-    #[pin_data]
-    #[repr(C)]
-    struct PollCondVarBoxInner {
-        #[pin]
-        condvar: PollCondVar,
-        rcu: Opaque<RcuHead>,
-    }
-
-    // SAFETY: the queue may be used from any task (`PollCondVar` is
-    // `Send`); the RCU head is written only by the drop that gives the box
-    // up, and then by RCU.
-    unsafe impl Send for PollCondVarBoxInner {}
-    // SAFETY: as above: shared, only the queue is used (`PollCondVar` is
-    // `Sync`).
-    unsafe impl Sync for PollCondVarBoxInner {}
-
-    // `kvfree_call_rcu` finds the object from the head by an offset that
-    // TINY_RCU keeps below 4096 (`__is_kvfree_rcu_offset`).
-    const _: () = assert!(core::mem::offset_of!(PollCondVarBoxInner, rcu) < 4096);
-
-    /// A boxed [`PollCondVar`] whose memory goes an RCU grace period
-    /// after its drop, so that a poll table's queueing function may still
-    /// look at the queue meanwhile, as the poll table's contract allows.
-    pub(crate) struct PollCondVarBox {
-        inner: ManuallyDrop<Pin<KBox<PollCondVarBoxInner>>>,
-    }
-
-    impl PollCondVarBox {
-        /// An empty queue whose lock is named `name`, in the lock class
-        /// `key`.
-        pub(crate) fn new(name: &'static CStr, key: LockClass) -> Result<Self, AllocError> {
-            let inner = KBox::pin_init(
-                pin_init!(PollCondVarBoxInner {
-                    condvar <- PollCondVar::new(name, key),
-                    rcu: Opaque::uninit(),
-                }),
-                GFP_KERNEL,
-            )
-            .map_err(|_| AllocError)?;
-            Ok(Self {
-                inner: ManuallyDrop::new(inner),
-            })
-        }
-    }
-
-    impl Deref for PollCondVarBox {
-        type Target = PollCondVar;
-
-        fn deref(&self) -> &PollCondVar {
-            &self.inner.condvar
-        }
-    }
-
-    impl Drop for PollCondVarBox {
-        fn drop(&mut self) {
-            // SAFETY: `inner` is taken once, here, and not used after.
-            let inner = unsafe { ManuallyDrop::take(&mut self.inner) };
-            // SAFETY: the allocation is freed below after a grace period,
-            // never moved; nothing in it has a destructor to skip.
-            let inner = KBox::into_raw(unsafe { Pin::into_inner_unchecked(inner) });
-            // SAFETY: `inner` is valid and its queue initialised. This
-            // takes every poll registration off the queue.
-            unsafe { bindings::__wake_up_pollfree((*inner).condvar.wait_queue_head.get()) };
-            // SAFETY: `inner` came from a `KBox` (`kmalloc`) and is given
-            // up; `kvfree` frees it after a grace period, queued by the
-            // head inside it, which is of the type the kernel's
-            // `kvfree_call_rcu` takes, at an offset it accepts (asserted
-            // above).
-            unsafe { bindings::kvfree_call_rcu((*inner).rcu.get().cast(), inner.cast()) };
+    #[pinned_drop]
+    impl PinnedDrop for PollCondVar {
+        fn drop(self: Pin<&mut Self>) {
+            let queue = self.wait_queue_head.get();
+            // Nothing registers with the queue any more: nothing else
+            // borrows it. A poll still registered keeps this true; one that
+            // took itself off did so under the queue's lock, which
+            // `__wake_up_pollfree` takes next, so it is done with the queue
+            // once that returns.
+            #[cfg(umad_rs_waitqueue_active)]
+            // SAFETY: the queue is initialised (the type's invariant).
+            let polled = unsafe { kernel::bindings::waitqueue_active(queue.cast()) } != 0;
+            #[cfg(not(umad_rs_waitqueue_active))]
+            // SAFETY: as above.
+            let polled = unsafe { bindings::waitqueue_active(queue) } != 0;
+            // SAFETY: the queue is initialised. This takes every poll
+            // registration off it.
+            unsafe { bindings::__wake_up_pollfree(queue) };
+            if polled {
+                // Epoll may still look at the queue under `rcu_read_lock`
+                // after `POLLFREE` took its entry off.
+                // SAFETY: a plain sleep; no lock is held.
+                unsafe { bindings::synchronize_rcu() };
+            }
         }
     }
 }

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
 /*
- * Helpers of an out-of-tree build only. The first three are the kernel
+ * Helpers of an out-of-tree build only. The first four are the kernel
  * crate's own on newer kernels (the Kbuild's probes say which this one
- * has); kvfree_call_rcu is compat.rs's, for its PollCondVarBox. The tracepoint wrappers stand in for the kernel crate's
- * declare_trace!, which needs the events in the kernel's own bindings.
+ * has; waitqueue_active is the series' patch to rust/helpers/wait.c). The
+ * tracepoint wrappers stand in for the kernel crate's declare_trace!, which
+ * needs the events in the kernel's own bindings.
  */
 
 #include <linux/bug.h>
 #include <linux/device.h>
 #include <linux/poll.h>
-#include <linux/rcupdate.h>
+#include <linux/wait.h>
 #include "ib_umad_rs_trace.h"
 
 #ifndef IB_UMAD_RS_HAS_POLL_WAIT
@@ -35,15 +36,12 @@ __rust_helper bool rust_helper_WARN_ON(bool cond)
 }
 #endif
 
-/*
- * compat.rs's PollCondVarBox frees by it. 6.12 has it static inline with
- * TINY_RCU (rcutiny.h). The head is a struct rcu_head there and a struct
- * kvfree_rcu_head in 7.x, hence void.
- */
-__rust_helper void rust_helper_kvfree_call_rcu(void *head, void *ptr)
+#ifndef IB_UMAD_RS_HAS_WAITQUEUE_ACTIVE
+__rust_helper int rust_helper_waitqueue_active(struct wait_queue_head *wq_head)
 {
-	kvfree_call_rcu(head, ptr);
+	return waitqueue_active(wq_head);
 }
+#endif
 
 __rust_helper bool rust_helper_trace_ib_umad_write_enabled(void)
 {
