@@ -334,7 +334,7 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
         let attached = KBox::pin_init(
             pin_init!(Attached {
                 data: AtomicPtr::new(core::ptr::null_mut()),
-                users <- Users::new(),
+                users <- Users::new(device),
             }),
             GFP_KERNEL,
         )?;

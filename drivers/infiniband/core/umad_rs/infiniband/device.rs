@@ -179,7 +179,6 @@ impl<'a> Adding<'a> {
         // the device, which its `remove_callback` frees only once no
         // handle is counted.
         DeviceHandle {
-            device: NonNull::from(&self.device.0).cast(),
             users: NonNull::from(self.users),
         }
     }
@@ -200,9 +199,11 @@ impl Deref for Adding<'_> {
 ///
 /// # Invariants
 ///
-/// `count` is the number of [`DeviceHandle`]s whose `users` is this one.
+/// `device` is the device, and `count` the number of [`DeviceHandle`]s
+/// whose `users` is this one.
 #[pin_data]
 pub(super) struct Users {
+    device: NonNull<bindings::ib_device>,
     #[pin]
     count: SpinLock<usize>,
     #[pin]
@@ -210,10 +211,12 @@ pub(super) struct Users {
 }
 
 impl Users {
-    /// No handle yet.
-    pub(super) fn new() -> impl PinInit<Self> {
+    /// No handle yet to `device`.
+    pub(super) fn new(device: &Device) -> impl PinInit<Self> {
+        let device = NonNull::from(&device.0).cast();
         // INVARIANT: no handle exists yet.
         pin_init!(Self {
+            device,
             count <- new_spinlock!(0),
             none_left <- new_condvar!(),
         })
@@ -240,13 +243,14 @@ impl Users {
 /// `remove` for the device waits until every handle is dropped, so the
 /// device is there, with its MAD layer's ports, while one lives.
 ///
+/// One pointer, as each MAD agent holds one.
+///
 /// # Invariants
 ///
-/// `device` is the device and `users` the client's count of handles to it,
-/// which counts this one; `users` lives, and the client's `remove` for the
-/// device has not returned, until this is dropped.
+/// `users` is the client's count of handles to the device, which counts
+/// this one; `users` lives, and the client's `remove` for the device has
+/// not returned, until this is dropped.
 pub(crate) struct DeviceHandle {
-    device: NonNull<bindings::ib_device>,
     users: NonNull<Users>,
 }
 
@@ -255,10 +259,7 @@ impl Clone for DeviceHandle {
         *self.users().count.lock() += 1;
         // INVARIANT: counted just now, beside `self`, which keeps `users`
         // alive meanwhile.
-        Self {
-            device: self.device,
-            users: self.users,
-        }
+        Self { users: self.users }
     }
 }
 
@@ -285,7 +286,7 @@ unsafe impl Sync for DeviceHandle {}
 impl DeviceHandle {
     /// The C device, for the calls this module makes.
     pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.device.as_ptr()
+        self.users().device.as_ptr()
     }
 
     fn users(&self) -> &Users {

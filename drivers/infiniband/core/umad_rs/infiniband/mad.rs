@@ -166,24 +166,18 @@ impl RawAgent {
 /// client's `remove` of the device, and so the MAD layer's ports, waiting
 /// for it.
 ///
-/// One pointer, as a file has 32 slots of them.
+/// Two pointers, as a file has 32 slots of them: the handler is the
+/// agent's context, as in C.
 ///
 /// # Invariants
 ///
-/// `raw` is a registered agent whose context is an `AgentContext<H>`
-/// made by `KBox::into_raw` in `register`, whose handle is to the agent's
-/// device; the drop frees it once the agent is unregistered.
+/// `raw` is a registered agent on the device of `_device`, whose context
+/// is its handler, made by `Arc::into_raw` in `register`; the drop takes
+/// it back once the agent is unregistered.
 pub(crate) struct Agent<H: MadHandler> {
     raw: NonNull<bindings::ib_mad_agent>,
-    _context: PhantomData<KBox<AgentContext<H>>>,
-}
-
-/// What an agent's context points to: its handler, and a handle to its
-/// device, which keeps the IB client's `remove` of the device (and so the
-/// MAD layer's) waiting for the agent.
-struct AgentContext<H> {
-    handler: Arc<H>,
     _device: DeviceHandle,
+    _handler: PhantomData<Arc<H>>,
 }
 
 // SAFETY: the MAD layer's functions may be called from any task.
@@ -216,13 +210,7 @@ impl<H: MadHandler> Agent<H> {
             QpType::Smi => bindings::ib_qp_type_IB_QPT_SMI,
             QpType::Gsi => bindings::ib_qp_type_IB_QPT_GSI,
         };
-        let context = KBox::into_raw(KBox::new(
-            AgentContext {
-                handler,
-                _device: device.clone(),
-            },
-            GFP_KERNEL,
-        )?);
+        let context = Arc::into_raw(handler);
         // SAFETY: the device and its MAD ports are there while the handle
         // lives; the request lives across the call, which only reads it
         // (the MAD layer keeps a copy); the callbacks are this type's, and
@@ -236,7 +224,7 @@ impl<H: MadHandler> Agent<H> {
                 rmpp_version,
                 Some(send_callback::<H>),
                 Some(recv_callback::<H>),
-                context.cast(),
+                context.cast_mut().cast(),
                 flags,
             )
         };
@@ -245,14 +233,16 @@ impl<H: MadHandler> Agent<H> {
             Err(e) => {
                 // SAFETY: no agent was registered with the context, which
                 // is still only ours.
-                drop(unsafe { KBox::from_raw(context) });
+                drop(unsafe { Arc::from_raw(context) });
                 return Err(e);
             }
         };
-        // INVARIANT: registered just now, with `context` as its context.
+        // INVARIANT: registered just now on the handle's device, with the
+        // handler as its context.
         Ok(Self {
             raw,
-            _context: PhantomData,
+            _device: device.clone(),
+            _handler: PhantomData,
         })
     }
 
@@ -376,10 +366,10 @@ impl<H: MadHandler> Drop for Agent<H> {
         // lives. This waits for running callbacks and completes every
         // outstanding send (through `send_callback`) before returning.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
-        // SAFETY: the context came from `KBox::into_raw` in `register`
-        // (type invariants), and the MAD layer is done with it; the handler
-        // and the handle go with it.
-        drop(unsafe { KBox::from_raw(context.cast::<AgentContext<H>>()) });
+        // SAFETY: the context came from `Arc::into_raw` in `register`
+        // (type invariants), and the MAD layer is done with it. The handle
+        // goes after this, with the agent's fields.
+        drop(unsafe { Arc::<H>::from_raw(context.cast()) });
     }
 }
 
@@ -718,9 +708,9 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     _send_buf: *mut bindings::ib_mad_send_buf,
     recv_wc: *mut bindings::ib_mad_recv_wc,
 ) {
-    // SAFETY: the context is an `AgentContext<H>`, valid while the agent is
+    // SAFETY: the context is the handler, held by the agent while it is
     // registered (the `Agent` invariants), which it is during its callbacks.
-    let handler = unsafe { &(*(*agent).context.cast::<AgentContext<H>>()).handler };
+    let handler = unsafe { &*(*agent).context.cast::<H>() };
     // SAFETY: the agent is registered during its callbacks; the work
     // completion and GRH belong to the receive and are valid during this
     // call (the work completion may not be after it).
@@ -748,7 +738,7 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
     send_wc: *mut bindings::ib_mad_send_wc,
 ) {
     // SAFETY: as in `recv_callback`.
-    let handler = unsafe { &(*(*agent).context.cast::<AgentContext<H>>()).handler };
+    let handler = unsafe { &*(*agent).context.cast::<H>() };
     // SAFETY: `send_wc` describes one of our posted sends, now complete:
     // its buffer, address handle and context are ours again.
     let (timed_out, context) = unsafe {
