@@ -295,7 +295,9 @@ impl UmadFile {
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable<'_>) -> u32 {
-        table.register_wait(file, &self.wait);
+        // SAFETY: the queue is this file's, which the file's private data
+        // holds until its release.
+        unsafe { compat::register_wait(table, file, &self.wait) };
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {

@@ -263,13 +263,33 @@ mod vfs {
 /// A file's wait queue, which a blocked read waits on without a lock and
 /// which `poll` registers with, kept in the file's data: the `kernel`
 /// crate's `PollCondVar` and `PollTable`, where its crate has the series'
-/// patches that add `CondVar::wait_interruptible_until` and drop a
-/// `PollCondVar` that nothing polls without a grace period.
-#[cfg(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop))]
+/// patch that drops a `PollCondVar` that nothing polls without a grace
+/// period, and so the one before it, which adds
+/// `CondVar::wait_interruptible_until`.
+#[cfg(umad_rs_poll_unpolled_drop)]
 pub(crate) use kernel::sync::poll::{PollCondVar, PollTable};
 /// The same, of the module's own, before.
-#[cfg(not(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop)))]
+#[cfg(not(umad_rs_poll_unpolled_drop))]
 pub(crate) use poll::{PollCondVar, PollTable};
+
+/// Registers `file`'s `poll` call with `queue` (`poll_wait`).
+///
+/// # Safety
+///
+/// `queue` is not dropped before the file's last release. Epoll's entries
+/// leave the queue at its drop (`POLLFREE`), but select's and poll's
+/// ignore that wake-up and leave only when their call returns, holding
+/// the file meanwhile. (The crate's `PollTable::register_wait` is safe and
+/// does not ask this.)
+pub(crate) unsafe fn register_wait(table: &PollTable<'_>, file: &File, queue: &PollCondVar) {
+    #[cfg(umad_rs_poll_unpolled_drop)]
+    table.register_wait(file, queue);
+    #[cfg(not(umad_rs_poll_unpolled_drop))]
+    // SAFETY: the caller's promise.
+    unsafe {
+        table.register_wait(file, queue)
+    };
+}
 
 /// `kernel::sync::poll`'s `PollCondVar` and `PollTable` in the shape the
 /// series gives them, for kernels whose crate lacks that shape: none has
@@ -278,7 +298,7 @@ pub(crate) use poll::{PollCondVar, PollTable};
 /// after the file's release, never has), and 6.12 has no `sync::poll`. A
 /// module cannot add the wait to the crate's, whose wait queue head is
 /// private to the crate.
-#[cfg(not(all(umad_rs_condvar_wait_until, umad_rs_poll_unpolled_drop)))]
+#[cfg(not(umad_rs_poll_unpolled_drop))]
 mod poll {
     use super::super::bindings;
     use super::File;
@@ -322,13 +342,20 @@ mod poll {
         }
 
         /// Registers `file`'s `poll` call with `cv` (`poll_wait`).
-        pub(crate) fn register_wait(&self, file: &File, cv: &PollCondVar) {
+        ///
+        /// # Safety
+        ///
+        /// `cv` is not dropped before the file's last release: epoll's
+        /// entries leave at the drop, select's and poll's only when their
+        /// call returns.
+        pub(crate) unsafe fn register_wait(&self, file: &File, cv: &PollCondVar) {
             #[cfg(umad_rs_poll_wait)]
             // SAFETY: `file` is valid for the call and `self.table` null or
             // valid (the type's invariant). `cv` is pinned, so its drop runs
-            // before its memory goes; the drop takes every registration off
-            // the queue, and waits for a grace period if it found any, as
-            // epoll needs.
+            // before its memory goes: the drop takes epoll's entries off the
+            // queue and waits for a grace period if it found any, as epoll
+            // needs; select and poll hold the file until they take theirs
+            // off, and the caller keeps the queue until the file's release.
             unsafe {
                 kernel::bindings::poll_wait(
                     file.as_ptr().cast(),
