@@ -217,6 +217,111 @@ impl<O> Class<O> {
 /// A registered [`Class`]; dropping it unregisters the class, once every
 /// node added to it is removed. It is dropped where a task may sleep.
 ///
+/// # Examples
+///
+/// A node still added when the registration is dropped holds the drop
+/// until it is removed, here by a work item:
+///
+/// ```
+/// use kernel::{
+///     chrdev::{
+///         attributes::{
+///             attribute_groups, ClassAttribute, DeviceAttribute, DevnodeDir, ForClass,
+///             ForDevices, Page, ShowClass, ShowDevice, Shown,
+///         },
+///         file::{FileOperations, FileOps},
+///         Class, Node, NodeInfo, Region,
+///     },
+///     fs::File,
+///     sync::Arc,
+///     time::{delay::fsleep, Delta},
+///     workqueue, ModuleMetadata,
+/// };
+/// use core::sync::atomic::{AtomicBool, Ordering};
+///
+/// struct Fan;
+///
+/// struct FanFiles;
+///
+/// #[vtable]
+/// impl FileOps for FanFiles {
+///     type Owner = Fan;
+///     type Ptr = KBox<()>;
+///
+///     fn open(_: &Node<Fan>, _: &File) -> Result<KBox<()>> {
+///         Ok(KBox::new((), GFP_KERNEL)?)
+///     }
+///
+///     fn release(_: KBox<()>, _: &File) {}
+/// }
+///
+/// struct Zero;
+///
+/// impl ShowClass for Zero {
+///     fn show(out: &mut Page<'_>) -> Result {
+///         out.line_u32(0);
+///         Ok(())
+///     }
+/// }
+///
+/// impl ShowDevice<Fan> for Zero {
+///     fn show(_: Shown<'_, Fan>, out: &mut Page<'_>) -> Result {
+///         out.line_u32(0);
+///         Ok(())
+///     }
+/// }
+///
+/// static CLASS_ZERO: ClassAttribute = ClassAttribute::new::<Zero>(c"zero");
+/// static FAN_ZERO: DeviceAttribute<Fan> = DeviceAttribute::new::<Zero>(c"zero");
+///
+/// attribute_groups! {
+///     static CLASS_GROUPS: Groups<ForClass> = [CLASS_ZERO];
+/// }
+/// attribute_groups! {
+///     static FAN_GROUPS: Groups<ForDevices<Fan>> = [FAN_ZERO];
+/// }
+///
+/// struct FanDir;
+///
+/// impl DevnodeDir for FanDir {
+///     const DIR: &'static CStr = c"fans";
+/// }
+///
+/// static FANS: Class<Fan> =
+///     Class::new::<FanDir>(c"rust_doctest_fans", &CLASS_GROUPS, &FAN_GROUPS);
+/// static FAN_FILES: FileOperations<FanFiles> =
+///     FileOperations::new(&<LocalModule as ModuleMetadata>::THIS_MODULE);
+/// static REMOVED: AtomicBool = AtomicBool::new(false);
+///
+/// let region = Region::allocate(1, c"rust_doctest_fans")?;
+/// let class = FANS.register()?;
+/// let fan = Node::add(
+///     Arc::new(Fan, GFP_KERNEL)?,
+///     &FAN_FILES,
+///     NodeInfo {
+///         class: &class,
+///         parent: None,
+///         devt: region.first(),
+///         name: format_args!("fan0"),
+///     },
+/// )?;
+/// workqueue::system().try_spawn(GFP_KERNEL, move || {
+///     // Long enough for the class's drop to be waiting.
+///     fsleep(Delta::from_millis(100));
+///     REMOVED.store(true, Ordering::Relaxed);
+///     drop(fan);
+/// })?;
+/// drop(class);
+/// let removed = REMOVED.load(Ordering::Relaxed);
+/// // The drop unregistered the class: it registers again.
+/// let again = FANS.register().map(drop);
+/// drop(region);
+/// // Asserted once everything is gone: a failed assertion ends the test
+/// // without dropping anything.
+/// assert_eq!((removed, again), (true, Ok(())));
+/// # Ok::<(), Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// The class is registered; `nodes` counts this registration and the
