@@ -467,10 +467,10 @@ impl MadHandler for UmadFile {
             pkey_index: completion.pkey_index(),
             ..UserMadHdr::default()
         };
-        if completion.has_grh() {
-            let Ok(route) = completion.route_back() else {
-                return;
-            };
+        let Ok(route) = completion.route_back() else {
+            return;
+        };
+        if let Some(route) = route {
             hdr.grh_present = 1;
             hdr.gid_index = route.sgid_index;
             hdr.hop_limit = route.hop_limit;

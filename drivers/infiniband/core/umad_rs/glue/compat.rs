@@ -276,11 +276,13 @@ pub(crate) use poll::{PollCondVar, PollTable};
 ///
 /// # Safety
 ///
-/// `queue` is not dropped before the file's last release. Epoll's entries
-/// leave the queue at its drop (`POLLFREE`), but select's and poll's
-/// ignore that wake-up and leave only when their call returns, holding
-/// the file meanwhile. (The crate's `PollTable::register_wait` is safe and
-/// does not ask this.)
+/// `queue` is not dropped before the file's last release, and `file` is
+/// the file whose `->poll` this is. Every registration then leaves before
+/// the queue goes: epoll's in `eventpoll_release`, before the release;
+/// select's and poll's when their call returns, holding the file until
+/// then (they ignore the `POLLFREE` of the queue's drop, which is only a
+/// backstop for epoll's). (The crate's `PollTable::register_wait` is safe
+/// and does not ask this.)
 pub(crate) unsafe fn register_wait(table: &PollTable<'_>, file: &File, queue: &PollCondVar) {
     #[cfg(umad_rs_poll_unpolled_drop)]
     table.register_wait(file, queue);
@@ -345,17 +347,17 @@ mod poll {
         ///
         /// # Safety
         ///
-        /// `cv` is not dropped before the file's last release: epoll's
-        /// entries leave at the drop, select's and poll's only when their
-        /// call returns.
+        /// `cv` is not dropped before the last release of `file`, whose
+        /// `->poll` this is: epoll's entries leave before that release,
+        /// select's and poll's when their call returns.
         pub(crate) unsafe fn register_wait(&self, file: &File, cv: &PollCondVar) {
             #[cfg(umad_rs_poll_wait)]
             // SAFETY: `file` is valid for the call and `self.table` null or
-            // valid (the type's invariant). `cv` is pinned, so its drop runs
-            // before its memory goes: the drop takes epoll's entries off the
-            // queue and waits for a grace period if it found any, as epoll
-            // needs; select and poll hold the file until they take theirs
-            // off, and the caller keeps the queue until the file's release.
+            // valid (the type's invariant). The caller keeps `cv` until the
+            // file's release, before which epoll takes its entries off, and
+            // select and poll hold the file until they take theirs off; `cv`
+            // is pinned, and its drop takes whatever is left off with
+            // `POLLFREE`, waiting for a grace period if it found any.
             unsafe {
                 kernel::bindings::poll_wait(
                     file.as_ptr().cast(),
@@ -469,10 +471,12 @@ mod poll {
         fn drop(self: Pin<&mut Self>) {
             let queue = self.wait_queue_head.get();
             // Nothing registers with the queue any more: nothing else
-            // borrows it. A poll still registered keeps this true; one that
-            // took itself off did so under the queue's lock, which
-            // `__wake_up_pollfree` takes next, so it is done with the queue
-            // once that returns.
+            // borrows it, and whatever made this the only reference made
+            // every earlier registration visible here. A poll still
+            // registered keeps this true (a stale true costs only a grace
+            // period); one that took itself off did so under the queue's
+            // lock, which `__wake_up_pollfree` takes next, so it is done
+            // with the queue once that returns.
             #[cfg(umad_rs_waitqueue_active)]
             // SAFETY: the queue is initialised (the type's invariant).
             let polled = unsafe { kernel::bindings::waitqueue_active(queue.cast()) } != 0;

@@ -149,6 +149,14 @@ impl<'a> Chardev<'a> {
 /// assert_eq!((other, again), (Some(EINVAL), Some(EBUSY)));
 /// # Ok::<(), Error>(())
 /// ```
+///
+/// # Invariants
+///
+/// `raw`'s callbacks are `T`'s trampolines. `context` is null while the
+/// client is not registered, and while a [`Registration`] of it lives, a
+/// context made by `KBox::into_raw` that the registration frees after it
+/// unregisters the client. `registered` is set while a registration
+/// lives.
 pub(crate) struct Client<T: ClientOps> {
     raw: Opaque<bindings::ib_client>,
     registered: AtomicBool,
@@ -179,6 +187,7 @@ impl<T: ClientOps> Client<T> {
         raw.remove = Some(remove_callback::<T>);
         raw.rename = Some(rename_callback::<T>);
         raw.get_nl_info = Some(get_nl_info_callback::<T>);
+        // INVARIANT: the trampolines are `T`'s; not registered, no context.
         Self {
             raw: Opaque::new(raw),
             registered: AtomicBool::new(false),
@@ -205,6 +214,8 @@ impl<T: ClientOps> Client<T> {
         // SAFETY: the context is not moved out of its box; the
         // `Registration` frees it only after unregistering.
         let context = KBox::into_raw(unsafe { Pin::into_inner_unchecked(context) });
+        // INVARIANT: the context of the registration made below, which
+        // frees it.
         self.context.store(context, Ordering::Release);
         // SAFETY: `raw` is a valid, 'static `ib_client` that is not
         // registered (checked above); it stays untouched until the
@@ -235,6 +246,11 @@ impl<T: ClientOps> Client<T> {
 
 /// A registered client; dropping it unregisters the client, which runs
 /// `remove` for every device that `add` accepted.
+///
+/// # Invariants
+///
+/// `client` is registered with the IB core, by `Client::register`, and
+/// only this registration unregisters it.
 #[must_use = "dropping the registration unregisters the client"]
 pub(crate) struct Registration<T: ClientOps> {
     client: &'static Client<T>,

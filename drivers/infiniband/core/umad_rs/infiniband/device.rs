@@ -40,6 +40,7 @@ impl Device {
     /// `ptr` points to an `ib_device` that stays valid, and is not renamed,
     /// during `'a`.
     pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // INVARIANT: the caller's promise, for `'a`.
         // SAFETY: `Device` is a transparent wrapper of `ib_device`, and the
         // caller guarantees the pointee outlives `'a`.
         unsafe { &*ptr.cast() }

@@ -99,7 +99,8 @@ pub(crate) trait MadHandler: Send + Sync + Sized + 'static {
     fn send_done(&self, agent: AgentId, context: Self::SendContext, timed_out: bool);
 }
 
-/// Which agent a callback is about: comparable, not usable.
+/// Which agent a callback is about: comparable, not usable. The address
+/// is only compared, never dereferenced, so it may outlive its agent.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct AgentId(*const bindings::ib_mad_agent);
 
@@ -125,6 +126,7 @@ impl RawAgent {
     ///
     /// `ptr` is a registered agent that stays registered during `'a`.
     unsafe fn from_raw<'a>(ptr: *mut bindings::ib_mad_agent) -> &'a Self {
+        // INVARIANT: the caller's promise, for `'a`.
         // SAFETY: `RawAgent` is a transparent wrapper of `ib_mad_agent`,
         // and the caller guarantees it is valid for `'a`.
         unsafe { &*ptr.cast() }
@@ -308,6 +310,8 @@ impl<H: MadHandler> Agent<H> {
             )
         };
         let ah = from_err_ptr(ah)?;
+        // INVARIANT: made just now for this agent's port; the agent is
+        // borrowed for the handle's lifetime.
         Ok(AddressHandle {
             raw: NonNull::new(ah).ok_or(EINVAL)?,
             agent: self.raw,
@@ -349,6 +353,8 @@ impl<H: MadHandler> Agent<H> {
             )
         };
         let raw = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
+        // INVARIANT: made just now for this agent, not posted; `ah` is
+        // checked above to be this agent's.
         Ok(SendMad {
             raw,
             ah,
@@ -361,9 +367,9 @@ impl<H: MadHandler> Agent<H> {
 impl<H: MadHandler> Drop for Agent<H> {
     fn drop(&mut self) {
         let context = self.raw().context();
-        // SAFETY: registered by the type invariants, on the device of its
-        // context's handle, whose MAD ports are there while the handle
-        // lives. This waits for running callbacks and completes every
+        // SAFETY: registered by the type invariants, on the device of
+        // `_device`, which is dropped after this body, and whose MAD ports
+        // are there while it lives. This waits for running callbacks and completes every
         // outstanding send (through `send_callback`) before returning.
         unsafe { bindings::ib_unregister_mad_agent(self.raw.as_ptr()) };
         // SAFETY: the context came from `Arc::into_raw` in `register`
@@ -402,6 +408,12 @@ pub(crate) struct GlobalRoute {
 
 /// An address handle, destroyed on drop; it cannot outlive the agent
 /// whose port it was made for, and only that agent sends with it.
+///
+/// # Invariants
+///
+/// `raw` was made by `rdma_create_user_ah` for the port of `agent`, an
+/// agent registered for `'a`, and only this handle (or the send it goes
+/// with) destroys it.
 pub(crate) struct AddressHandle<'a> {
     raw: NonNull<bindings::ib_ah>,
     agent: NonNull<bindings::ib_mad_agent>,
@@ -463,6 +475,12 @@ impl<'a> Iterator for SendSegments<'a> {
 }
 
 /// A MAD being put together for sending; freed on drop unless posted.
+///
+/// # Invariants
+///
+/// `raw` was made by `ib_create_send_mad` for the agent borrowed for `'a`
+/// and is not posted: it is ours until `post` or the drop, and `ah` is the
+/// address handle it goes to.
 pub(crate) struct SendMad<'a, H: MadHandler> {
     raw: NonNull<bindings::ib_mad_send_buf>,
     ah: AddressHandle<'a>,
@@ -561,6 +579,11 @@ impl<H: MadHandler> Drop for SendMad<'_, H> {
 
 /// A received MAD, whole (an RMPP message is reassembled); its buffers go
 /// back on drop. It needs neither its agent nor its device to live.
+///
+/// # Invariants
+///
+/// `raw` is a receive that the MAD layer handed to a receive handler, owned
+/// by this value and freed only by its drop.
 pub(crate) struct ReceivedMad {
     raw: NonNull<bindings::ib_mad_recv_wc>,
 }
@@ -622,6 +645,11 @@ impl Drop for ReceivedMad {
 }
 
 /// How a MAD arrived (its work completion), during the receive handler.
+///
+/// # Invariants
+///
+/// `agent` is the agent the MAD arrived for, registered for `'a`; `wc` and
+/// `grh` are the receive's work completion and GRH buffer, valid for `'a`.
 pub(crate) struct RecvCompletion<'a> {
     agent: &'a RawAgent,
     /// The receive's own, which nothing else writes during the handler.
@@ -661,13 +689,17 @@ impl RecvCompletion<'_> {
     }
 
     /// Whether the MAD came with a GRH.
-    pub(crate) fn has_grh(&self) -> bool {
+    fn has_grh(&self) -> bool {
         i32::try_from(bindings::ib_wc_flags_IB_WC_GRH).is_ok_and(|grh| self.wc.wc_flags & grh != 0)
     }
 
     /// The route back to the sender, from the GRH it came with
-    /// (`ib_init_ah_attr_from_wc`): remote GID, local GID index, ...
-    pub(crate) fn route_back(&self) -> Result<GlobalRoute> {
+    /// (`ib_init_ah_attr_from_wc`): remote GID, local GID index, ...;
+    /// `None` for a MAD that came without a GRH.
+    pub(crate) fn route_back(&self) -> Result<Option<GlobalRoute>> {
+        if !self.has_grh() {
+            return Ok(None);
+        }
         let mut attr = bindings::rdma_ah_attr::default();
         // SAFETY: the agent is registered during its receive handler; `wc`
         // and `grh` are the completion's.
@@ -680,7 +712,8 @@ impl RecvCompletion<'_> {
                 &mut attr,
             )
         })?;
-        // SAFETY: `attr` was initialised with a GRH above.
+        // SAFETY: `attr` was initialised above from a completion with a
+        // GRH, so it has one.
         let route = unsafe {
             let grh = &*bindings::rdma_ah_read_grh(&attr);
             GlobalRoute {
@@ -693,7 +726,7 @@ impl RecvCompletion<'_> {
         };
         // SAFETY: releases the GID attribute `ib_init_ah_attr_from_wc` took.
         unsafe { bindings::rdma_destroy_ah_attr(&mut attr) };
-        Ok(route)
+        Ok(Some(route))
     }
 }
 
@@ -714,6 +747,7 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     // SAFETY: the agent is registered during its callbacks; the work
     // completion and GRH belong to the receive and are valid during this
     // call (the work completion may not be after it).
+    // INVARIANT: so they are for the completion's lifetime, this call's.
     let completion = unsafe {
         RecvCompletion {
             agent: RawAgent::from_raw(agent),
@@ -723,6 +757,7 @@ unsafe extern "C" fn recv_callback<H: MadHandler>(
     };
     // SAFETY: the receive is ours to free, and is not null.
     let raw = unsafe { NonNull::new_unchecked(recv_wc) };
+    // INVARIANT: the receive handler owns the receive; it passes it on.
     let mad = ReceivedMad { raw };
     handler.received(AgentId(agent), mad, &completion);
 }
@@ -745,6 +780,8 @@ unsafe extern "C" fn send_callback<H: MadHandler>(
         let buf = (*send_wc).send_buf;
         let timed_out = (*send_wc).status == bindings::ib_wc_status_IB_WC_RESP_TIMEOUT_ERR;
         let context = H::SendContext::from_raw((*buf).context[0]);
+        // INVARIANT: the send's handle, made for this agent's port, ours
+        // again and destroyed here, during the callback.
         let ah = AddressHandle {
             raw: NonNull::new_unchecked((*buf).ah),
             agent: NonNull::new_unchecked(agent),

@@ -194,6 +194,10 @@ const fn read_only(name: &'static CStr) -> bindings::attribute {
 }
 
 /// A read-only class attribute (`CLASS_ATTR_RO`).
+///
+/// # Invariants
+///
+/// The table's `show` is `show_class::<A>` for the `A` it was made with.
 pub(crate) struct ClassAttribute(Table<bindings::class_attribute>);
 
 impl ClassAttribute {
@@ -203,16 +207,23 @@ impl ClassAttribute {
         let mut attr: bindings::class_attribute = unsafe { core::mem::zeroed() };
         attr.attr = read_only(name);
         attr.show = Some(show_class::<A>);
+        // INVARIANT: `show` is `A`'s.
         Self(Table(UnsafeCell::new(attr)))
     }
 
     /// The attribute, for a group of class attributes.
     pub(crate) const fn attribute(&'static self) -> Attribute<ForClass> {
+        // INVARIANT: a `'static` class attribute (its `attr` heads it).
         Attribute(self.0.get().cast(), PhantomData)
     }
 }
 
 /// A read-only attribute of devices owned by `O`s (`DEVICE_ATTR_RO`).
+///
+/// # Invariants
+///
+/// The table's `show` is `show_device::<O, A>` for the `A` it was made
+/// with.
 pub(crate) struct DeviceAttribute<O>(Table<bindings::device_attribute>, PhantomData<fn(&O)>);
 
 impl<O: 'static> DeviceAttribute<O> {
@@ -232,11 +243,14 @@ impl<O: 'static> DeviceAttribute<O> {
         {
             attr.show = Some(show);
         }
+        // INVARIANT: `show` is `A`'s, for devices owned by `O`s.
         Self(Table(UnsafeCell::new(attr)), PhantomData)
     }
 
     /// The attribute, for a group of attributes of devices owned by `O`s.
     pub(crate) const fn attribute(&'static self) -> Attribute<ForDevices<O>> {
+        // INVARIANT: a `'static` device attribute for `O`s (its `attr`
+        // heads it).
         Attribute(self.0.get().cast(), PhantomData)
     }
 }
@@ -251,6 +265,12 @@ pub(crate) struct ForDevices<O>(PhantomData<fn(&O)>);
 /// A `'static` attribute whose callbacks take what `K` says
 /// ([`ForClass`], [`ForDevices`]): the type keeps a class's attributes and
 /// its devices', and devices of different owners, apart.
+///
+/// # Invariants
+///
+/// The pointer is the `attr` of a `'static` [`ClassAttribute`] if `K` is
+/// [`ForClass`], of a `'static` [`DeviceAttribute<O>`] if `K` is
+/// [`ForDevices<O>`].
 pub(crate) struct Attribute<K>(*mut bindings::attribute, PhantomData<fn(&K)>);
 
 impl<K> Clone for Attribute<K> {
@@ -265,6 +285,10 @@ impl<K> Copy for Attribute<K> {}
 /// them, and the null-terminated list of that one group: what
 /// `class.class_groups` and `class.dev_groups` point to. Made by
 /// [`attribute_groups!`].
+///
+/// # Invariants
+///
+/// `attrs` are [`Attribute<K>`]s, and `end` is null.
 #[repr(C)]
 pub(crate) struct AttributeArray<K, const N: usize> {
     attrs: [*mut bindings::attribute; N],
@@ -284,6 +308,7 @@ impl<K, const N: usize> AttributeArray<K, N> {
             raw[i] = attrs[i].0;
             i += 1;
         }
+        // INVARIANT: the attributes given, then the null that ends them.
         Self {
             attrs: raw,
             end: ptr::null_mut(),
@@ -294,6 +319,10 @@ impl<K, const N: usize> AttributeArray<K, N> {
 
 /// The group list of [`attribute_groups!`], typed by what its callbacks
 /// take.
+///
+/// # Invariants
+///
+/// The list is one `'static` [`GroupTable<K>`], then null.
 pub(crate) struct Groups<K>(
     Table<[*const bindings::attribute_group; 2]>,
     PhantomData<fn(&K)>,
@@ -303,6 +332,7 @@ impl<K> Groups<K> {
     /// The list of the one group `group`.
     #[doc(hidden)]
     pub(crate) const fn new(group: &'static GroupTable<K>) -> Self {
+        // INVARIANT: `group`, then the null that ends the list.
         Self(
             Table(UnsafeCell::new([group.0.get(), ptr::null()])),
             PhantomData,
@@ -315,6 +345,10 @@ impl<K> Groups<K> {
 }
 
 /// One `struct attribute_group` of attributes of one kind `K`.
+///
+/// # Invariants
+///
+/// The group's `attrs` is a `'static` [`AttributeArray<K, N>`].
 #[doc(hidden)]
 pub(crate) struct GroupTable<K>(Table<bindings::attribute_group>, PhantomData<fn(&K)>);
 
@@ -335,6 +369,7 @@ impl<K> GroupTable<K> {
         {
             group.attrs = attrs;
         }
+        // INVARIANT: `attrs` is the array given.
         Self(Table(UnsafeCell::new(group)), PhantomData)
     }
 }

@@ -237,7 +237,12 @@ unsafe fn file_data<'a, T: FileOps>(file: *mut bindings::file) -> (FileData<'a, 
     // SAFETY: `private_data` came from `into_foreign` in `open_callback`,
     // and `release_callback`, which takes it back, runs only after the last
     // operation on the file. This thread is in no `fdget_pos` region for
-    // the file, as `MiscDevice`'s operations are not.
+    // the file, as `MiscDevice`'s operations are not. Another thread's
+    // read or write may be, which `File::from_raw_file`'s contract, as it
+    // is written, excludes; on a character device that region takes no
+    // `f_pos_lock` and nothing here touches the position, so this is the
+    // contract `MiscDevice`'s own operations rely on (see the module's
+    // documentation).
     unsafe {
         (
             T::Ptr::borrow((*file).private_data),

@@ -39,7 +39,7 @@ __rust_helper bool rust_helper_WARN_ON(bool cond)
 #ifndef IB_UMAD_RS_HAS_WAITQUEUE_ACTIVE
 __rust_helper int rust_helper_waitqueue_active(struct wait_queue_head *wq_head)
 {
-	/* Unlocked and unordered: the caller orders it, as the C comment says. */
+	/* Unlocked: the caller confirms it under the queue's lock, or may act on a stale answer. */
 	return waitqueue_active(wq_head);
 }
 #endif
