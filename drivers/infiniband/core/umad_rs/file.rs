@@ -29,7 +29,7 @@ use crate::{
     port::{Port, PortGuard},
     rules::{
         mad::{MadStart, SendLayout, RMPP_HDR_END},
-        slots::{SlotId, Slots},
+        slots::{SlotId, Slots, Vacant},
         uapi::{Be16, Be32, HdrLayout, UserMadHdr},
     },
     sends::{Outstanding, SendTable},
@@ -97,10 +97,56 @@ pub(crate) struct FileState {
     /// Emptied, all at once, when the file dies: a dead file has no agent
     /// to write on or to queue for, as ib_umad's `__get_agent` finds none
     /// once `agents_dead` is set. An agent leaves only as [`Retired`].
-    agents: Slots<Agent<UmadFile>>,
+    agents: AgentSlots,
     /// Whether an agent was registered: the header layout is fixed then.
     already_used: bool,
     received: PacketList,
+}
+
+/// A file's agent slots, allocated at its first registration: a file that
+/// registers none (one opened and closed, as libibumad's probes do)
+/// carries none of their 32 slots, and a dying file's slots leave it as
+/// one pointer.
+struct AgentSlots(Option<KBox<Slots<Agent<UmadFile>>>>);
+
+impl AgentSlots {
+    const fn new() -> Self {
+        Self(None)
+    }
+
+    fn is_empty(&self) -> bool {
+        match &self.0 {
+            Some(slots) => slots.is_empty(),
+            None => true,
+        }
+    }
+
+    fn get(&self, id: SlotId) -> Option<&Agent<UmadFile>> {
+        self.0.as_ref()?.get(id)
+    }
+
+    fn take(&mut self, id: SlotId) -> Option<Agent<UmadFile>> {
+        self.0.as_mut()?.take(id)
+    }
+
+    fn position(&self, matches: impl FnMut(&Agent<UmadFile>) -> bool) -> Option<u32> {
+        self.0.as_ref()?.position(matches)
+    }
+
+    /// The lowest free slot, `None` if all are taken; the slots are
+    /// allocated first if the file has none yet.
+    fn vacant(&mut self) -> Result<Option<Vacant<'_, Agent<UmadFile>>>> {
+        let slots = match &mut self.0 {
+            Some(slots) => slots,
+            empty => empty.insert(KBox::new(Slots::new(), GFP_KERNEL)?),
+        };
+        Ok(slots.vacant())
+    }
+
+    /// All the slots, if the file has any, leaving it none.
+    fn take_all(&mut self) -> Option<KBox<Slots<Agent<UmadFile>>>> {
+        self.0.take()
+    }
 }
 
 /// A file's state goes with the file, which every agent in its slots
@@ -162,7 +208,7 @@ impl UmadFile {
                 links <- ListLinks::new(),
                 node: node.into(),
                 state <- new_mutex!(FileState {
-                    agents: Slots::new(),
+                    agents: AgentSlots::new(),
                     already_used: false,
                     received: PacketList::new(),
                 }),
@@ -205,12 +251,9 @@ impl UmadFile {
     /// finds one once the file is dead, and are unregistered without it,
     /// one by one. The port's lock keeps new ones out.
     fn retire_agents(&self, mut state: FileGuard<'_>, port: &PortGuard<'_>) {
-        // Moving the slots out copies all 32; a file without agents, such
-        // as one only opened and closed, skips that.
-        if state.agents.is_empty() {
+        let Some(agents) = state.agents.take_all() else {
             return;
-        }
-        let agents = core::mem::replace(&mut state.agents, Slots::new());
+        };
         Retired::new(agents, state).unregister(port);
     }
 

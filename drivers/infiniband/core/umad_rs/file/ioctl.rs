@@ -231,7 +231,7 @@ impl UmadFile {
             )?;
             return Err(EINVAL);
         }
-        let Some(slot) = state.agents.vacant() else {
+        let Some(slot) = state.agents.vacant()? else {
             notice!(this, "{}: Max Agents ({MAX_AGENTS}) reached\n", R::NAME);
             return Err(ENOMEM);
         };
