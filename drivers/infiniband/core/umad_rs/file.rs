@@ -338,9 +338,14 @@ impl UmadFile {
     /// it after changing what is read here, so either this sees the change
     /// or the change wakes this.
     pub(crate) fn poll(&self, file: &File, table: &PollTable<'_>) -> u32 {
+        #[cfg(umad_rs_poll_unpolled_drop)]
+        table.register_wait(file, &self.wait);
+        #[cfg(not(umad_rs_poll_unpolled_drop))]
         // SAFETY: the queue is this file's, which the file's private data
-        // holds until its release.
-        unsafe { compat::register_wait(table, file, &self.wait) };
+        // holds until its release, and this is the file's `->poll`.
+        unsafe {
+            table.register_wait(file, &self.wait)
+        };
         if self.is_dead() {
             poll_bits::ERR
         } else if self.queued.load(Ordering::Relaxed) == 0 {

@@ -272,27 +272,6 @@ pub(crate) use kernel::sync::poll::{PollCondVar, PollTable};
 #[cfg(not(umad_rs_poll_unpolled_drop))]
 pub(crate) use poll::{PollCondVar, PollTable};
 
-/// Registers `file`'s `poll` call with `queue` (`poll_wait`).
-///
-/// # Safety
-///
-/// `queue` is not dropped before the file's last release, and `file` is
-/// the file whose `->poll` this is. Every registration then leaves before
-/// the queue goes: epoll's in `eventpoll_release`, before the release;
-/// select's and poll's when their call returns, holding the file until
-/// then (they ignore the `POLLFREE` of the queue's drop, which is only a
-/// backstop for epoll's). (The crate's `PollTable::register_wait` is safe
-/// and does not ask this.)
-pub(crate) unsafe fn register_wait(table: &PollTable<'_>, file: &File, queue: &PollCondVar) {
-    #[cfg(umad_rs_poll_unpolled_drop)]
-    table.register_wait(file, queue);
-    #[cfg(not(umad_rs_poll_unpolled_drop))]
-    // SAFETY: the caller's promise.
-    unsafe {
-        table.register_wait(file, queue)
-    };
-}
-
 /// `kernel::sync::poll`'s `PollCondVar` and `PollTable` in the shape the
 /// series gives them, for kernels whose crate lacks that shape: none has
 /// a lock-free wait on a `CondVar`, or a `PollCondVar` whose drop skips
