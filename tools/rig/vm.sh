@@ -281,13 +281,14 @@ if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; the
 fi
 # The series kernel runs all of ib_umad_rs as the tree builds it, and of
 # C what the series' C fixes change (umad_removal, umad_issm, umad_sysfs's
-# rename; umad_stress's soak shows the removal fix again, and is left to
+# rename, umad_netlink's issm query; umad_stress's soak shows the removal
+# fix again, and is left to
 # runs by hand for CI's time), what compares under fault injection and the
 # management stack for the comparisons: the Debian kernels' suites have
 # every C result of 7.3's code, and the race kernel, by hand, races the
 # rest of C under KCSAN.
 if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
-	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal,umad_issm,umad_sysfs,umad_opensm.sh}
+	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal,umad_issm,umad_sysfs,umad_netlink,umad_opensm.sh}
 fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_C_TESTS:-}" ] || cmdline+=" rig.c_tests=$RIG_C_TESTS"

@@ -390,7 +390,8 @@ def resolve_cfgs(lines, known, found, where):
     for the tree (without the attribute), drops the others with their doc
     comments and attributes (a comment about a statement goes after its
     #[cfg], as in compat.rs). #[cfg(any(test, umad_rs_<probe>))] is the
-    probe's alone, a kernel build never being a test. Refused rather than
+    probe's alone, a kernel build never being a test; rules/'s KUnit tests
+    go behind the driver's Kconfig option for them. Refused rather than
     guessed at: a probe the Kbuild does not have, any other use of a probe,
     a cfg on what ends with a comma (a field, a variant, an arm), and a
     dropped part with a string or a block comment across lines."""
@@ -398,6 +399,17 @@ def resolve_cfgs(lines, known, found, where):
     while i < len(lines):
         m = CFG.match(lines[i])
         test = TEST_CFG.match(lines[i])
+        if test and test.group(1) == "kunit_tests":
+            # rules/'s unit tests: in the tree, behind their Kconfig
+            # option, under #[kunit_tests] alone.
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            out.append(f"{indent}#[cfg(CONFIG_INFINIBAND_USER_MAD_RUST_KUNIT_TEST)]")
+            attr = re.match(r"^(\s*)#\[cfg_attr\(not\(test\), (.*)\)\]$", lines[i + 1])
+            if not attr:
+                sys.exit(f"{where}: #[cfg(any(test, umad_rs_kunit_tests))] without its #[cfg_attr(not(test), ...)]")
+            out.append(f"{attr.group(1)}#[{attr.group(2)}]")
+            i += 2
+            continue
         if test:
             m, negated = test, False
         elif m:

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Turns the tree, as it is, into a git format-patch series against Debian's
-# linux-source-7.3 (tools/upstream/series says what goes in, in order), and
-# checks every patch in turn on the pristine tree: it applies with git am,
-# and scripts/checkpatch.pl --strict has nothing to say.
-#   series.sh            write the series to build/upstream/series/
+# Turns the tree, as it is, into the git format-patch series that go to
+# the kernel's trees, against Debian's linux-source-7.3 (tools/upstream/series
+# says what goes in, in which series and in which order), each with its
+# cover letter (covers/), in build/upstream/series/NAME/; and checks every
+# patch in turn on the pristine tree: it applies with git am, and
+# scripts/checkpatch.pl --strict has nothing to say. A series whose
+# patches go each alone to its own tree ("independent") has each of them
+# made, and so checked, on the pristine tree alone.
+#   series.sh            write the series
 #   series.sh --check    the same, then check each patch
 # Ends with "N passed, N failed" (one check per patch) under --check.
 # Nothing in the series is edited by hand: the module's sources, the
-# selftests and patches/ are the one source of it.
+# selftests, patches/, messages/ and covers/ are the one source of it.
 set -euo pipefail
 source "$(dirname "$0")/../rig/lib.sh"
 
@@ -135,9 +139,21 @@ gen_selftests() {
 # The same date on every generated commit: an unchanged tree gives the
 # same series.
 export GIT_AUTHOR_DATE=2026-11-27T00:00:00Z GIT_COMMITTER_DATE=2026-11-27T00:00:00Z
+pristine=$(git -C "$base" rev-parse HEAD)
+names=() prefixes=() starts=() alone=()
 while read -r kind name arg; do
 	case $kind in
 	'#'* | '') continue ;;
+	series)
+		names+=("$name")
+		if [ "${arg% independent}" != "$arg" ]; then
+			prefixes+=("${arg% independent}") alone+=(1)
+		else
+			prefixes+=("$arg") alone+=('')
+		fi
+		starts+=("$(git_work rev-parse HEAD)")
+		[ -f "$here/covers/$name" ] || die "series $name has no covers/$name"
+		;;
 	patch)
 		git_work am -q --committer-date-is-author-date "$here/patches/$name" ||
 			die "patches/$name does not apply"
@@ -150,27 +166,79 @@ while read -r kind name arg; do
 	*) die "series: unknown kind '$kind'" ;;
 	esac
 done < "$here/series"
+[ "${#names[@]}" -gt 0 ] && [ "${starts[0]}" = "$pristine" ] ||
+	die "series: the first line that is not a comment must start a series"
+starts+=("$(git_work rev-parse HEAD)")
 
-rm -rf "$out" "${out%/*}"/*.checkpatch
+# The cover letter's subject and text, from covers/NAME: its first line,
+# and the rest after the blank line.
+fill_cover() { # cover-letter-file covers-file
+	python3 - "$1" "$2" <<'PY'
+import sys
+letter, text = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+subject, _, blurb = text.partition("\n\n")
+letter = letter.replace("*** SUBJECT HERE ***", subject.strip())
+letter = letter.replace("*** BLURB HERE ***", blurb.rstrip("\n"))
+open(sys.argv[1], "w").write(letter)
+PY
+}
+
+rm -rf "$out" "${out%/*}"/checkpatch
 mkdir -p "$out"
-git_work format-patch -q --zero-commit --no-signature -o "$out" "$(git -C "$base" rev-parse HEAD)..series"
-count=$(ls "$out" | wc -l)
-git_work diff --shortstat "$(git -C "$base" rev-parse HEAD)" series |
-	sed "s/^ */$count patches: /" >&2
+format=(format-patch -q --zero-commit --no-signature --base="$pristine")
+alone_failed=()
+for i in "${!names[@]}"; do
+	name=${names[$i]} from=${starts[$i]} to=${starts[$((i + 1))]}
+	git_work "${format[@]}" --cover-letter --subject-prefix="${prefixes[$i]}" \
+		-o "$out/$name" "$from..$to"
+	if [ -n "${alone[$i]}" ]; then
+		# Each patch made again on the pristine tree alone, so that its
+		# base is the tree's and it needs none of the others.
+		find "$out/$name" -name '*.patch' ! -name 0000-cover-letter.patch -delete
+		n=0
+		for commit in $(git_work rev-list --reverse "$from..$to"); do
+			n=$((n + 1))
+			git_work checkout -q -f --detach "$pristine"
+			if git_work cherry-pick "$commit" > /dev/null 2>&1; then
+				git_work "${format[@]}" -1 --subject-prefix="${prefixes[$i]}" \
+					--start-number="$n" -o "$out/$name" HEAD
+			else
+				git_work cherry-pick --abort > /dev/null 2>&1 || true
+				alone_failed+=("$name:$(git_work log -1 --format=%f "$commit")")
+			fi
+		done
+		git_work checkout -q -f series
+	fi
+	fill_cover "$out/$name/0000-cover-letter.patch" "$here/covers/$name"
+	git_work diff --shortstat "$from" "$to" |
+		sed "s/^ */$name: $(git_work rev-list --count "$from..$to") patches: /" >&2
+done
+[ -n "$check" ] || exit 0
+
 [ -n "$check" ] || exit 0
 
 # Each patch in turn on the pristine tree: git am, then checkpatch.
 # checkpatch's answer depends only on the patch and the tree it applies
 # to (the base and the patches before it), so it is kept under a key of
 # that chain: a run checks again from the first patch that changed.
+# ",TYPE,..." of the reports checkpatch-exceptions excuses this patch.
+exceptions() { # patch
+	local subject
+	subject=$(git mailinfo /dev/null /dev/null < "$1" | sed -n 's/^Subject: //p')
+	awk -F'\t' -v subject="$subject" '!/^#/ && $1 == subject { printf ",%s", $2 }' \
+		"$here/checkpatch-exceptions"
+}
 verdicts=$RIG_CACHE/upstream/checkpatch
 mkdir -p "$verdicts"
-chain=$(cat "$base/scripts/checkpatch.pl" "$base/scripts/spelling.txt" <(git -C "$base" rev-parse HEAD) |
+chain=$(cat "$base/scripts/checkpatch.pl" "$base/scripts/spelling.txt" <(git -C "$base" rev-parse HEAD) \
+	"$here/checkpatch-exceptions" |
 	sha256sum | cut -c1-16)
 cached=0
 git_work checkout -q -f -B check "$(git -C "$base" rev-parse HEAD)"
-for patch in "$out"/*.patch; do
-	name=$(basename "$patch" .patch)
+for patch in "$out"/*/0*.patch; do
+	series=$(basename "$(dirname "$patch")")
+	name=$series:$(basename "$patch" .patch)
+	[ "${name%-cover-letter}" = "$name" ] || continue
 	why=
 	if ! git_work am -q "$patch" > /dev/null 2>&1; then
 		git_work am --abort > /dev/null 2>&1 || true
@@ -182,15 +250,23 @@ for patch in "$out"/*.patch; do
 	if [ -e "$verdicts/$chain.clean" ]; then
 		touch "$verdicts/$chain.clean"
 		cached=$((cached + 1))
-	# Debian's python3 first: spdxcheck.py needs its ply.
+	# Debian's python3 first: spdxcheck.py needs its ply. The base is a
+	# source tarball without git history, where checkpatch cannot look
+	# up the commits a Fixes: tag names (UNKNOWN_COMMIT_ID); a patch may
+	# be excused a report that checkpatch-exceptions lists for it, with
+	# the reason.
 	elif report=$(cd "$work" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
-		--show-types "$patch" 2>&1); then
+		--show-types --ignore "UNKNOWN_COMMIT_ID$(exceptions "$patch")" "$patch" 2>&1); then
 		: > "$verdicts/$chain.clean"
 	else
 		why="checkpatch: $(grep -cE '^(ERROR|WARNING|CHECK):' <<<"$report") reports"
-		printf '%s\n' "$report" > "$out/../$name.checkpatch"
+		mkdir -p "${out%/*}/checkpatch"
+		printf '%s\n' "$report" > "${out%/*}/checkpatch/$series-$(basename "$patch" .patch)"
 	fi
 	check_result "series:$name" "$why"
+done
+for failed in ${alone_failed[@]+"${alone_failed[@]}"}; do
+	check_result "series:${failed%%:*}:alone:${failed#*:}" "does not apply alone to the pristine tree"
 done
 [ "$cached" -eq 0 ] || log "checkpatch: $cached patches unchanged, with the tree before them, since a clean check"
 # Verdicts of chains older than a week are of series long gone.

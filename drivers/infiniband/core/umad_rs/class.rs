@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The `infiniband_mad` class, as ib_umad has it: the class attribute
 //! `abi_version`, each node's `ibdev` and `port`, and device files under

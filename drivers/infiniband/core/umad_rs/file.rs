@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! An open `umadN`: its MAD agents, its receive queue, and what read,
 //! write and poll do with them; `ioctl` (in `file/`) registers and

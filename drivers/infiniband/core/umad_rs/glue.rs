@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Generic kernel glue: safe types over the C interfaces ib_umad_rs needs
 //! that the `kernel` crate it builds against does not offer. Each file
@@ -10,7 +10,7 @@
 //!   logic never uses them (`tools/rig/lint.sh` checks).
 //! - `compat`: what differs between the kernels the module builds for,
 //!   and what the `kernel` crate has only with the series' patches to it
-//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get_u32` and `put_u32`, a
+//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get` and `put`, a
 //!   lock-free wait on a `CondVar`, `Kiocb::file_flags`), and `kernel::fs`
 //!   and `kernel::iov` for 6.12.
 //! - `chrdev`: device number regions, a class, device nodes, the file

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! ib_umad_rs: userspace access to InfiniBand management datagrams (MADs)
 //! through `/dev/infiniband/umadN` and `issmN`, a Rust rewrite of `ib_umad`
@@ -49,7 +49,7 @@ glue::compat::module_by! {
     name: "ib_umad_rs",
     author: "ib_umad_rs developers",
     description: "InfiniBand userspace MAD packet access",
-    license: "GPL",
+    license: "Dual BSD/GPL",
     alias: ["rdma-client-umad", "rdma-client-issm"],
 }
 

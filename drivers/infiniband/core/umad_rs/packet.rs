@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! What a umad file hands to `read`: received MADs, and reports of requests
 //! whose response timed out. A sent MAD's packet exists from `write` on: it

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! MAD ports and their nodes: `umadN` for every port with MADs, `issmN`
 //! where the port has an SMI, both numbered N from one devnum.

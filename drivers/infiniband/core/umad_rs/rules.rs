@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The rules ib_umad_rs follows that need no kernel: the userspace ABI, the
 //! MAD header rules, device numbering and agent slots. Plain `core` Rust,

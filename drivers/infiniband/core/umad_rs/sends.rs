@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! A file's outstanding sends, for the duplicate-TID rule (ib_umad's
 //! `send_list`): a hash table, by TID, of the sent packets themselves.

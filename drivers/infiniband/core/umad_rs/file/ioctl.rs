@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The umad ioctls: REGISTER_AGENT (64- and 32-bit callers),
 //! REGISTER_AGENT2, UNREGISTER_AGENT and ENABLE_PKEY. The checks, their

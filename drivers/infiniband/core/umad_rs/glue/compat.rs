@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! What differs between the `kernel` crates ib_umad_rs builds against.
 //! Every version difference lives here, chosen by feature probes on the
@@ -736,11 +736,11 @@ impl TaskComm {
 
 /// The `u32` at the user address `addr`, read in one access (`get_user`);
 /// `EFAULT` where the memory is not the caller's. The `kernel` crate's
-/// `UserPtr::get_u32` where it has one, the module's helper before.
+/// `UserPtr::get` where it has one, the module's helper before.
 pub(crate) fn get_user_u32(addr: usize) -> Result<u32, Error> {
-    #[cfg(umad_rs_user_ptr_u32)]
-    let value = kernel::uaccess::UserPtr::from_addr(addr).get_u32();
-    #[cfg(not(umad_rs_user_ptr_u32))]
+    #[cfg(umad_rs_user_ptr_get)]
+    let value = kernel::uaccess::UserPtr::from_addr(addr).get::<u32>();
+    #[cfg(not(umad_rs_user_ptr_get))]
     let value = {
         let mut value = 0;
         // SAFETY: `value` is writable; `get_user` checks the user address.
@@ -756,12 +756,12 @@ pub(crate) fn get_user_u32(addr: usize) -> Result<u32, Error> {
 
 /// Writes `value` at the user address `addr` in one access (`put_user`),
 /// all of it or nothing; `EFAULT` where the memory is not the caller's.
-/// The `kernel` crate's `UserPtr::put_u32` where it has one, the module's
+/// The `kernel` crate's `UserPtr::put` where it has one, the module's
 /// helper before.
 pub(crate) fn put_user_u32(addr: usize, value: u32) -> Result<(), Error> {
-    #[cfg(umad_rs_user_ptr_u32)]
-    let result = kernel::uaccess::UserPtr::from_addr(addr).put_u32(value);
-    #[cfg(not(umad_rs_user_ptr_u32))]
+    #[cfg(umad_rs_user_ptr_get)]
+    let result = kernel::uaccess::UserPtr::from_addr(addr).put(value);
+    #[cfg(not(umad_rs_user_ptr_get))]
     let result = {
         // SAFETY: `put_user` checks the user address.
         let ret = unsafe { super::bindings::put_user_u32(value, user_u32(addr)) };
@@ -775,7 +775,7 @@ pub(crate) fn put_user_u32(addr: usize, value: u32) -> Result<(), Error> {
 }
 
 /// The user address `addr` as the C helpers take it.
-#[cfg(not(umad_rs_user_ptr_u32))]
+#[cfg(not(umad_rs_user_ptr_get))]
 fn user_u32(addr: usize) -> *mut u32 {
     // CAST: a user address, which only the C helpers dereference, after
     // checking it.

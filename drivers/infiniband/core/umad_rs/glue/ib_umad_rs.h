@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * What ib_umad_rs's Rust needs from C beyond the kernel's headers and the
  * IB core's private one (core_priv.h, for struct ib_client_nl_info, as the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * ib_umad_rs's tracepoints, created here; CREATE_RUST_TRACE_POINTS adds
  * the entry points the kernel crate's declare_trace! calls, where the

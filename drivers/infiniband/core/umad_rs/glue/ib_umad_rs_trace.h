@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * ib_umad_rs's tracepoints: the C ib_umad's events (system "ib_umad",
  * include/trace/events/ib_umad.h) with the same names and the same record,

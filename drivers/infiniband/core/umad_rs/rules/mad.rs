@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! What umad reads in a MAD and decides from it: the common header (IBA
 //! 13.4.3), which classes carry RMPP and where their data starts, what

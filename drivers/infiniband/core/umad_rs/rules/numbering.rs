@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Device numbers of the umadN and issmN nodes, exactly as `ib_umad` lays
 //! them out.

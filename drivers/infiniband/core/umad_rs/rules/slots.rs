@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! A file's agent table: `IB_UMAD_MAX_AGENTS` numbered slots, the lowest
 //! free one taken first, as ib_umad hands out agent ids.

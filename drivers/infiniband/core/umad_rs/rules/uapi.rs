@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The userspace ABI of `/dev/infiniband/umadN`: `include/uapi/rdma/ib_user_mad.h`.
 //!

@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <rdma/ib_user_mad.h>
@@ -115,6 +116,58 @@ TEST_F(removal, every_operation_fails_after_it)
 	close(ep);
 	EXPECT_EQ(0, close(self->fd));
 	self->fd = -1;
+}
+
+/*
+ * With ib_umad's events enabled, a write on a file whose device is gone
+ * fires ib_umad_write before it fails with EIO: the event must not reach
+ * the removed device. The C ib_umad's event reads file->port->ib_dev, NULL
+ * by then: against it this test fails without running the case, which
+ * would oops the kernel (expected-failures-c.txt), unless UMAD_C_FIXED=1
+ * says the C driver has the fix ("RDMA/umad: Do not reach the IB device
+ * from the tracepoints"). SKIPs on a kernel without event tracing.
+ */
+TEST_F(removal, a_traced_write_after_it_fails_with_eio)
+{
+	static const char events[] = "/sys/kernel/tracing/events/ib_umad/ib_umad_write/enable";
+	char buf[NEW_HDR + MAD] = { 0 }, trace[4096];
+	struct ib_user_mad *mad = (void *)buf;
+	const char *module = umad_module();
+	int enable, log, err;
+	ssize_t written, n;
+
+	ASSERT_NE(NULL, module);
+	if (!c_driver_fixed())
+		ASSERT_STRNE("ib_umad", module)
+			TH_LOG("not run: ib_umad's event would dereference the removed device");
+	if (access(events, W_OK))
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	if (access(events, W_OK))
+		SKIP(return, "no %s: a kernel without event tracing", events);
+	/* Opened for writing with O_TRUNC, the trace empties. */
+	log = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
+	ASSERT_LE(0, log);
+	close(log);
+	enable = open(events, O_WRONLY);
+	ASSERT_LE(0, enable);
+	ASSERT_EQ(1, write(enable, "1", 1));
+	delete_rig_rxe(_metadata, self);
+	mad->hdr.id = self->agent;
+	written = write(self->fd, buf, sizeof(buf));
+	err = errno;
+	EXPECT_EQ(1, write(enable, "0", 1));
+	close(enable);
+	EXPECT_EQ(-1, written);
+	EXPECT_EQ(EIO, err);
+	/* The event fired: the case ran the path it is about. */
+	log = open("/sys/kernel/tracing/trace", O_RDONLY);
+	ASSERT_LE(0, log);
+	n = read(log, trace, sizeof(trace) - 1);
+	close(log);
+	ASSERT_LT(0, n);
+	trace[n] = '\0';
+	EXPECT_NE(NULL, strstr(trace, " ib_umad_write: "))
+		TH_LOG("no ib_umad_write event in the trace");
 }
 
 struct waiter {
