@@ -7,11 +7,11 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 flavour=${1:?usage: differential.sh <plain|debug|race|lean|debian|sid|series>}
-tests=$REPO_DIR/tools/testing/selftests/drivers/infiniband/umad
+expected=$RIG_DIR/expected
 # vm.sh fails when the guest did not finish; report.py says so too.
 log=$(bash "$RIG_DIR/vm.sh" "$flavour" suite c,rust) || true
 [ -n "$log" ] || die "the VM did not run"
 python3 "$RIG_DIR/report.py" "$flavour" "$log" \
-	"$tests/expected-failures-c.txt" "$tests/expected-failures-rust.txt" \
-	"$tests/expected-skips.txt"
+	"$expected/expected-failures-c.txt" "$expected/expected-failures-rust.txt" \
+	"$expected/expected-skips.txt"
 keep_passed_boot "$log"

@@ -31,6 +31,20 @@ kernel_src_dir() {
 	echo "$RIG_CACHE/src/$(kernel_src_version)/linux-source-6.12"
 }
 
+# A tree in which the umad selftests build the kernel's way (lib.mk):
+# the kselftest framework of a kernel source's tools/testing/selftests and
+# the repository's rdma/, made in a directory; prints the rdma directory,
+# for make -C.
+selftests_tree() { # kernel-selftests-dir directory
+	local ksft=$1 dest=$2/tools/testing/selftests
+	mkdir -p "$dest/x86" "$dest/rdma"
+	cp "$ksft/lib.mk" "$ksft/kselftest.h" "$ksft/kselftest_harness.h" "$dest/"
+	rsync -a --delete "$ksft/kselftest/" "$dest/kselftest/"
+	cp "$ksft/x86/check_cc.sh" "$ksft/x86/trivial_32bit_program.c" "$dest/x86/"
+	rsync -a --checksum "$REPO_DIR/tools/testing/selftests/rdma/" "$dest/rdma/"
+	echo "$dest/rdma"
+}
+
 # The configuration fragments of a flavour of kernel.sh, one a line.
 kernel_fragments() {
 	echo "$RIG_DIR/kernel/base.config"

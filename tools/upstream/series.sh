@@ -121,19 +121,53 @@ gen_driver() {
 	python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.entry"
 }
 
-# The selftests, where tools/testing/selftests takes them.
-gen_selftests() {
-	local dir=tools/testing/selftests/drivers/infiniband/umad
+# The test HCA, as a drivers/infiniband/sw/ driver of its own, for this
+# tree: its Makefile without the out-of-tree build's fallback and probe,
+# its source with the probed declaration resolved (7.3 passes
+# reg_user_mr a DMA handle).
+gen_ib_loopback() {
+	local dir=drivers/infiniband/sw/ib_loopback
 	mkdir -p "$work/$dir"
-	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
-		--exclude modules.order --exclude Module.symvers \
-		"$REPO_DIR/$dir/" "$work/$dir/"
-	sed -i '/^TARGETS += drivers\/net\/bonding$/i TARGETS += drivers/infiniband/umad' \
-		"$work/tools/testing/selftests/Makefile"
-	grep -q '^TARGETS += drivers/infiniband/umad$' "$work/tools/testing/selftests/Makefile" ||
-		die "tools/testing/selftests/Makefile has no drivers/net/bonding target to put ours before"
-	sed -i "\\|^F:\t$core/umad_rs/\$|a F:\t$dir/" "$work/MAINTAINERS"
-	grep -q "^F:	$dir/\$" "$work/MAINTAINERS" || die "MAINTAINERS has no entry for the driver"
+	cp "$REPO_DIR/$dir/Kconfig" "$work/$dir/"
+	printf '# SPDX-License-Identifier: GPL-2.0\nobj-$(CONFIG_INFINIBAND_LOOPBACK) += ib_loopback.o\n' \
+		> "$work/$dir/Makefile"
+	python3 - "$REPO_DIR/$dir/ib_loopback.c" "$work/$dir/ib_loopback.c" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+probed = "#ifdef LO_REG_USER_MR_DMAH\n\t\t\t\t    struct ib_dmah *dmah,\n#endif\n"
+if text.count(probed) != 1 or text.count("LO_REG_USER_MR_DMAH") != 1:
+    sys.exit("ib_loopback.c: its one probed declaration is not as series.sh knows it")
+open(sys.argv[2], "w").write(text.replace(probed, "\t\t\t\t    struct ib_dmah *dmah,\n"))
+PY
+	sed -i 's|^obj-$(CONFIG_RDMA_SIW)\t\t\t+= siw/$|&\nobj-$(CONFIG_INFINIBAND_LOOPBACK)\t+= ib_loopback/|' \
+		"$work/drivers/infiniband/sw/Makefile"
+	sed -i 's|^source "drivers/infiniband/sw/siw/Kconfig"$|&\nsource "drivers/infiniband/sw/ib_loopback/Kconfig"|' \
+		"$work/drivers/infiniband/Kconfig"
+	python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.selftests"
+	grep -q ib_loopback/ "$work/drivers/infiniband/sw/Makefile" &&
+		grep -q ib_loopback/Kconfig "$work/drivers/infiniband/Kconfig" ||
+		die "drivers/infiniband has no siw lines to put ib_loopback's after"
+}
+
+# The selftests, where the kernel keeps the RDMA ones: step N of
+# tools/upstream/selftests, merged into rdma/'s Makefile and config.
+gen_selftests() { # step
+	local files kernel_makefile
+	files=$(awk -F'\t' -v step="$1" '$1 == step { print $2 }' "$here/selftests")
+	[ -n "$files" ] || die "tools/upstream/selftests has no step $1"
+	kernel_makefile=$(mktemp)
+	git -C "$base" show HEAD:tools/testing/selftests/rdma/Makefile > "$kernel_makefile"
+	# shellcheck disable=SC2086 # the step's files, one word each
+	python3 "$here/selftests.py" "$REPO_DIR/tools/testing/selftests/rdma" \
+		"$work/tools/testing/selftests/rdma" "$kernel_makefile" $files
+	rm -f "$kernel_makefile"
+	# The first step puts the tests under the test HCA's entry.
+	if [ "$1" = 1 ]; then
+		sed -i 's|^F:\tdrivers/infiniband/sw/ib_loopback/$|&\nF:\ttools/testing/selftests/rdma/umad*|' \
+			"$work/MAINTAINERS"
+		grep -q '^F:	tools/testing/selftests/rdma/umad\*$' "$work/MAINTAINERS" ||
+			die "MAINTAINERS has no entry for the test HCA"
+	fi
 }
 
 # The same date on every generated commit: an unchanged tree gives the
@@ -265,6 +299,20 @@ for patch in "$out"/*/0*.patch; do
 	fi
 	check_result "series:$name" "$why"
 done
+# The whole stack's selftests build the kernel's way, and install with
+# every umad program in the run list.
+ksft_out=$(mktemp -d)
+if make -s -C "$work/tools/testing/selftests" TARGETS=rdma O="$ksft_out/build" \
+	INSTALL_PATH="$ksft_out/install" install > "${out%/*}/selftests.log" 2>&1; then
+	listed=$(grep -c '^rdma:umad_' "$ksft_out/install/kselftest-list.txt" || true)
+	want=$(make -s -C "$work/tools/testing/selftests/rdma" -f Makefile -f - <<<'print: ; @echo $(TEST_GEN_PROGS) $(TEST_PROGS)' \
+		OUTPUT="$ksft_out/build/rdma" print 2>/dev/null | tr ' ' '\n' | grep -c '/\?umad_' || true)
+	check_result series:selftests "$([ "$listed" -gt 0 ] && [ "$listed" = "$want" ] ||
+		echo "kselftest-list.txt has $listed umad programs of $want")"
+else
+	check_result series:selftests "make TARGETS=rdma install failed: $(grep -m1 -i error "${out%/*}/selftests.log")"
+fi
+rm -rf "$ksft_out"
 for failed in ${alone_failed[@]+"${alone_failed[@]}"}; do
 	check_result "series:${failed%%:*}:alone:${failed#*:}" "does not apply alone to the pristine tree"
 done

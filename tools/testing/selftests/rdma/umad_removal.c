@@ -22,9 +22,11 @@
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_ud.h"
+
+UMAD_NEEDS_RXE
 
 #define VENDOR1_CLASS 0x0a
 #define GET 0x01

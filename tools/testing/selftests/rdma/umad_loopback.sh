@@ -1,15 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The umad driver on InfiniBand ports, which soft-RoCE does not have: the
-# test-only ib_loopback HCA (test_modules/ib_loopback.c) with 2 devices of
+# test-only ib_loopback HCA (CONFIG_INFINIBAND_LOOPBACK) with 2 devices of
 # 2 ports each. Its ports get umad and issm nodes; holding an issm node open
 # sets IsSM in the port's capability mask; devices added and removed at
 # runtime take their nodes with them, an open umad file notwithstanding; a
 # 70-port device gets numbers from the dynamic region; and the module loads
 # and unloads cleanly many times. Leaves ib_loopback unloaded.
-. "$(dirname "$0")/lib/ktap_helpers.sh"
+. "$(dirname "$0")/../kselftest/ktap_helpers.sh"
 
-KO=${LOOPBACK_KO:-/lib/modules/test/ib_loopback.ko}
 CLASS=/sys/class/infiniband_mad
 IB=/sys/class/infiniband
 DBG=/sys/kernel/debug/ib_loopback
@@ -99,16 +98,20 @@ loaded() {
 }
 
 ktap_print_header
+if ! modinfo ib_loopback > /dev/null 2>&1; then
+	ktap_skip_all "no ib_loopback, the test HCA (CONFIG_INFINIBAND_LOOPBACK)"
+	exit "$KSFT_SKIP"
+fi
 ktap_set_plan 13
 
 rxe_nodes=$(nodes)
 ktap_print_msg "nodes before: $(echo $rxe_nodes)"
 
 # 1
-if insmod "$KO" ndevs=2 nports=2 base_lid=$BASE_LID; then
+if modprobe ib_loopback ndevs=2 nports=2 base_lid=$BASE_LID; then
 	ktap_test_pass "insmod_2_devices_of_2_ports"
 else
-	ktap_exit_fail_msg "insmod $KO failed"
+	ktap_exit_fail_msg "modprobe ib_loopback failed"
 fi
 
 # 2: iblo0 and iblo1, InfiniBand ports, ACTIVE, LID base + 128 * i + p - 1.
@@ -247,7 +250,7 @@ ok=1
 i=0
 t0=$(date +%s)
 while [ $i -lt "$LOAD_CYCLES" ]; do
-	if ! insmod "$KO" || [ ! -e "$IB/iblo1/ports/2" ] || ! rmmod ib_loopback; then
+	if ! modprobe ib_loopback || [ ! -e "$IB/iblo1/ports/2" ] || ! rmmod ib_loopback; then
 		ktap_print_msg "cycle $i failed"
 		ok=0
 		break
@@ -262,8 +265,8 @@ ktap_print_msg "$i cycles took $(($(date +%s) - t0)) s"
 # 13: bad parameters are refused.
 ok=1
 for args in nports=0 nports=129 ndevs=65 base_lid=0 base_lid=49152; do
-	if insmod "$KO" $args 2>/dev/null; then
-		ktap_print_msg "insmod $args succeeded"
+	if modprobe ib_loopback $args 2>/dev/null; then
+		ktap_print_msg "modprobe ib_loopback $args succeeded"
 		ok=0
 	fi
 	loaded && rmmod ib_loopback

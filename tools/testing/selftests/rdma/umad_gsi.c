@@ -9,8 +9,10 @@
 #include <time.h>
 #include <infiniband/umad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
+
+UMAD_NEEDS_RXE
 
 #define VENDOR_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
 #define VENDOR2_CLASS 0x31 /* vendor range 2: OUI, RMPP */
@@ -56,7 +58,7 @@ FIXTURE_SETUP(gsi)
 		if (!strcmp(ports[i].link_layer, "Ethernet") && ports[i].port == 1)
 			snprintf(self->ca[nca++], UMAD_CA_NAME_LEN, "%s",
 				 ports[i].ibdev);
-	ASSERT_EQ(2, nca) TH_LOG("the rig makes two rxe devices");
+	ASSERT_EQ(2, nca) TH_LOG("the tests need two rxe devices (umad_test.h)");
 	ASSERT_EQ(0, umad_init());
 	for (int i = 0; i < 2; i++) {
 		self->fd[i] = umad_open_port(self->ca[i], 1);

@@ -33,10 +33,11 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 
 /*
  * Time in these tests: no verdict may depend on the machine's
- * speed. The slowest guest the rig runs is a KASAN kernel under TCG on 2
+ * speed. The slowest guest these run on is a KASAN kernel under TCG on 2
  * cores shared with a kernel build; each time a test compares must hold
  * on one twice as slow as that. A lower bound on how long something took
  * holds by nature: a slower guest only takes longer. An upper bound, or a
@@ -355,11 +356,33 @@ static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
 }
 
 /*
- * The rig's second soft-RoCE device, rxe1 on vethB: tests that remove a
- * device remove this one and put it back.
+ * The soft-RoCE device the tests use, rxe1 on the netdev vethB: tests that
+ * remove a device remove this one and put it back. Before the tests:
+ *   ip link add vethA type veth peer name vethB
+ *   ip link set vethA up; ip link set vethB up
+ *   rdma link add rxe1 type rxe netdev vethB
  */
 #define RIG_RXE "rxe1"
 #define RIG_RXE_NETDEV "vethB"
+
+/*
+ * A program whose tests use the two soft-RoCE devices, rxe0 and rxe1 (set
+ * up as above, with rxe0 on vethA), says so with UMAD_NEEDS_RXE after its
+ * includes: without them, it skips as a whole before its first test.
+ */
+static inline void umad_require_rxe(void)
+{
+	if (access(SYS_IB_CLASS "/rxe0", F_OK) || access(SYS_IB_CLASS "/" RIG_RXE, F_OK)) {
+		ksft_print_header();
+		ksft_exit_skip("no rxe0 and " RIG_RXE " (soft-RoCE on vethA and vethB)\n");
+	}
+}
+
+#define UMAD_NEEDS_RXE							\
+	static void __attribute__((constructor)) umad_needs_rxe(void)	\
+	{								\
+		umad_require_rxe();					\
+	}
 
 static inline int rig_rxe_delete(void)
 {
@@ -389,8 +412,54 @@ static inline int rig_rxe_add(void)
 	return -ETIMEDOUT;
 }
 
-/* The test HCA the rig puts beside the tests (test_modules/ib_loopback.c). */
-#define LOOPBACK_KO "/lib/modules/test/ib_loopback.ko"
+/*
+ * The test HCA, ib_loopback (CONFIG_INFINIBAND_LOOPBACK): whether modprobe
+ * can find it, and its load with the given parameters.
+ */
+static inline bool loopback_available(void)
+{
+	return !system("modinfo ib_loopback > /dev/null 2>&1");
+}
+
+#define LOOPBACK_LOAD(params) system("modprobe ib_loopback " params)
+
+/*
+ * The file of the loaded module called name, as depmod lists it in
+ * modules.dep: 0, or -1 where it lists none.
+ */
+static inline int module_file(const char *name, char *path, size_t size)
+{
+	char dep[256], line[4096], want[80];
+	struct utsname uts;
+	size_t len;
+	FILE *f;
+
+	if (uname(&uts))
+		return -1;
+	snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", uts.release);
+	snprintf(want, sizeof(want), "/%s.ko:", name);
+	f = fopen(dep, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		len = colon + 1 - line;
+		if (len < strlen(want) || strncmp(colon + 1 - strlen(want), want, strlen(want)))
+			continue;
+		*colon = '\0';
+		if (line[0] == '/')
+			snprintf(path, size, "%s", line);
+		else
+			snprintf(path, size, "/lib/modules/%s/%s", uts.release, line);
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return -1;
+}
 
 /*
  * UMAD_C_FIXED=1 in the environment: the C ib_umad under test has the

@@ -20,9 +20,11 @@
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_ud.h"
+
+UMAD_NEEDS_RXE
 
 #define NEW_HDR 64
 #define OLD_HDR 56

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A seeded syscall fuzzer for umad files: several threads issue random
- * sequences of open, close, read, write, poll and the ioctls on the rig's
+ * sequences of open, close, read, write, poll and the ioctls on the
  * umad nodes, with valid-looking and mutated headers, register requests,
  * lengths and flags, while rxe1 is removed and added back. Built 64- and
  * 32-bit (compat ioctls). FUZZ_OPS sets how many operations in all
@@ -9,7 +9,7 @@
  * printed, so a failure replays.
  *
  * It fails on an errno no umad operation may give, and on a thread that
- * does not return; the rig fails the run on any kernel report.
+ * does not return, and no kernel report appears.
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -19,8 +19,10 @@
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
+
+UMAD_NEEDS_RXE
 
 #define THREADS 4
 #define FDS 6
@@ -236,7 +238,7 @@ FIXTURE_TEARDOWN(fuzz)
 
 /*
  * A long run (10^6 operations take most of an hour under KASAN and TCG) is
- * bounded by the rig's per-program limit (RIG_TEST_TIMEOUT), not here.
+ * bounded by the runner's limit for the program, not here.
  */
 TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 {

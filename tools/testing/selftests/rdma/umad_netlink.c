@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_nl.h"
+
+UMAD_NEEDS_RXE
 
 struct chardev {
 	uint64_t devt;
@@ -175,10 +177,9 @@ FIXTURE(smi) {
 FIXTURE_SETUP(smi)
 {
 	self->loaded = false;
-	if (access(LOOPBACK_KO, F_OK))
-		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
-		     LOOPBACK_KO);
-	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=1"));
+	if (!loopback_available())
+		SKIP(return, "no port with an SMI: soft-RoCE has none and ib_loopback is missing");
+	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=1"));
 	self->loaded = true;
 }
 
@@ -219,10 +220,9 @@ FIXTURE(ports) {
 FIXTURE_SETUP(ports)
 {
 	self->loaded = false;
-	if (access(LOOPBACK_KO, F_OK))
-		SKIP(return, "no device of two ports: soft-RoCE's have one and %s is missing",
-		     LOOPBACK_KO);
-	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=2"));
+	if (!loopback_available())
+		SKIP(return, "no device of two ports: rxe's have one, ib_loopback is missing");
+	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=2"));
 	self->loaded = true;
 }
 

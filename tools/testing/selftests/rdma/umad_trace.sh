@@ -3,8 +3,8 @@
 # The ib_umad tracepoints: the three events exist with the C driver's record
 # (the fields of each format file, hashed, must equal the C driver's), and a
 # write, a received read and a timeout report each fire theirs. Needs a
-# kernel with event tracing (the rig's debug kernel); SKIPs without.
-. "$(dirname "$0")/lib/ktap_helpers.sh"
+# kernel with event tracing; SKIPs without.
+. "$(dirname "$0")/../kselftest/ktap_helpers.sh"
 
 TRACING=/sys/kernel/tracing
 EVENTS="ib_umad_write ib_umad_read_recv ib_umad_read_send"

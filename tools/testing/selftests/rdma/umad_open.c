@@ -7,8 +7,10 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
+
+UMAD_NEEDS_RXE
 
 TEST(every_umad_node_opens_and_closes)
 {

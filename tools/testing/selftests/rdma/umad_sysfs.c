@@ -12,9 +12,11 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_nl.h"
+
+UMAD_NEEDS_RXE
 
 /* umadN and issmN numbers of devnum N, as the C driver lays them out. */
 static void expected_devt(const struct mad_node *node, int issm,
@@ -45,7 +47,7 @@ TEST(one_umad_node_per_mad_port)
 	int nnodes, nports;
 
 	nports = list_ib_ports(ports, MAX_NODES);
-	ASSERT_GE(nports, 2) TH_LOG("the rig makes two rxe devices");
+	ASSERT_GE(nports, 2) TH_LOG("the tests need two rxe devices (umad_test.h)");
 	nnodes = list_mad_nodes("umad", nodes, MAX_NODES);
 	/* Every port in this VM is MAD-capable (RoCE or InfiniBand). */
 	EXPECT_EQ(nports, nnodes);
@@ -81,7 +83,7 @@ TEST(umad_char_numbers_and_device_nodes)
 }
 
 /*
- * Ports of both link layers: the rig's soft-RoCE devices, and ib_loopback's
+ * Ports of both link layers: the soft-RoCE devices, and ib_loopback's
  * InfiniBand device of two ports, loaded for the test.
  */
 FIXTURE(roce_and_ib) {
@@ -91,10 +93,9 @@ FIXTURE(roce_and_ib) {
 FIXTURE_SETUP(roce_and_ib)
 {
 	self->loaded = false;
-	if (access(LOOPBACK_KO, F_OK))
-		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
-		     LOOPBACK_KO);
-	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=2"));
+	if (!loopback_available())
+		SKIP(return, "no port with an SMI: soft-RoCE has none and ib_loopback is missing");
+	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=2"));
 	self->loaded = true;
 }
 
@@ -138,7 +139,7 @@ TEST_F(roce_and_ib, issm_only_where_the_port_has_an_smi)
 		EXPECT_EQ(major, issm->major);
 		EXPECT_EQ(minor, issm->minor);
 	}
-	EXPECT_GE(roce, 2) TH_LOG("the rig makes two rxe devices");
+	EXPECT_GE(roce, 2) TH_LOG("the tests need two rxe devices (umad_test.h)");
 	EXPECT_GE(ib, 2) TH_LOG("ib_loopback makes two InfiniBand ports");
 }
 

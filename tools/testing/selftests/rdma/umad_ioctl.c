@@ -12,8 +12,10 @@
 #include <sys/mman.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
+
+UMAD_NEEDS_RXE
 
 #define OLD_HDR 56
 #define NEW_HDR 64

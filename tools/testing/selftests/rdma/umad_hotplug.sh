@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # umad nodes follow their IB device: deleting rxe1 takes its node away and
 # leaves rxe0's; adding it back gives it the lowest free number again. Needs
-# the rig's rxe1 on vethB, and rdma from iproute2.
-. "$(dirname "$0")/lib/ktap_helpers.sh"
+# rxe1 on vethB (umad_test.h), and rdma from iproute2.
+. "$(dirname "$0")/../kselftest/ktap_helpers.sh"
 
 CLASS=/sys/class/infiniband_mad
 
@@ -19,6 +19,10 @@ node_of() {
 }
 
 ktap_print_header
+if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ]; then
+	ktap_skip_all "no rxe0 and rxe1 (soft-RoCE on vethA and vethB)"
+	exit "$KSFT_SKIP"
+fi
 ktap_set_plan 3
 
 rxe0_before=$(node_of rxe0)

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <linux/const.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 
 #define IB_PORT_SM _BITUL(1)
@@ -35,10 +35,9 @@ FIXTURE_SETUP(issm)
 	int n;
 
 	self->loaded = false;
-	if (access(LOOPBACK_KO, F_OK))
-		SKIP(return, "no port with an SMI: soft-RoCE has none and %s is missing",
-		     LOOPBACK_KO);
-	ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=1 nports=1"));
+	if (!loopback_available())
+		SKIP(return, "no port with an SMI: soft-RoCE has none and ib_loopback is missing");
+	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=1"));
 	self->loaded = true;
 	n = list_mad_nodes("issm", nodes, MAX_NODES);
 	ASSERT_EQ(1, n) TH_LOG("one loopback port, one issm node");

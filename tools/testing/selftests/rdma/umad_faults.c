@@ -14,9 +14,9 @@
  * receive handler. The MAD is dropped and the next one arrives.
  *
  * A timeout report reuses the sent packet in both drivers, so it has no
- * allocation to fail. The rig's kmemleak pass after the phase shows nothing
+ * allocation to fail. A kmemleak scan after the run shows nothing
  * leaked. Needs a kernel with CONFIG_FAILSLAB, fault injection's debugfs and
- * its stack filter (the debug and series flavours); skipped elsewhere.
+ * its stack filter (see config); skipped elsewhere.
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -25,9 +25,11 @@
 #include <sys/syscall.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_ud.h"
+
+UMAD_NEEDS_RXE
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 #define KUNIT_FILTER_GLOB "/sys/module/kunit/parameters/filter_glob"
@@ -484,16 +486,17 @@ TEST_F_TIMEOUT(load, a_load_that_cannot_allocate_leaves_nothing_behind, 1200)
 	unsigned long start, end;
 	struct mad_node umad_before[MAX_NODES], umad_after[MAX_NODES];
 	struct mad_node issm_before[MAX_NODES], issm_after[MAX_NODES];
-	const char *ko = getenv("UMAD_MODULE_KO"), *module = umad_module();
+	const char *module = umad_module();
 	int n_umad, n_issm, n, ret;
-	char name[64];
+	char name[64], ko[512];
 	struct stat st;
 
 	if (!fail_nth_available())
 		SKIP(return, "no fail-nth or failslab on this kernel");
-	if (!ko || !module)
-		SKIP(return, "needs the rig: UMAD_MODULE_KO and the driver loaded");
+	ASSERT_NE(NULL, module) TH_LOG("no umad driver loaded");
 	snprintf(name, sizeof(name), "%s", module);
+	if (module_file(name, ko, sizeof(ko)))
+		SKIP(return, "modules.dep lists no %s.ko to load", name);
 	n_umad = list_mad_nodes("umad", umad_before, MAX_NODES);
 	n_issm = list_mad_nodes("issm", issm_before, MAX_NODES);
 	ASSERT_LT(0, n_umad);

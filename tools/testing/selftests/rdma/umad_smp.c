@@ -14,7 +14,7 @@
 #include <time.h>
 #include <infiniband/umad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 
 #define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
@@ -173,7 +173,9 @@ FIXTURE_SETUP(lo)
 	for (int i = 0; i < NPORTS; i++)
 		self->fd[i] = -1;
 	if (access(SYS_IB_CLASS "/iblo0", F_OK)) {
-		ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=2 nports=2"));
+		if (!loopback_available())
+			SKIP(return, "no ib_loopback, the test HCA (CONFIG_INFINIBAND_LOOPBACK)");
+		ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=2 nports=2"));
 		self->loaded_here = true;
 	}
 	ASSERT_EQ(0, write_knob("drop_every_nth", 0));
@@ -528,8 +530,8 @@ TEST_F(lo, drop_next_loses_the_first_try_and_the_retry_is_answered)
  * Twenty thousand requests outstanding on one file (every packet dropped,
  * ten minutes' timeout): each write is taken, the duplicate-TID rule still
  * holds once the send table has grown as far as it grows, and closing the
- * file with all of them outstanding is clean (the rig fails the run on
- * any kernel report, an allocation warning among them).
+ * file with all of them outstanding is clean (a kernel report, an
+ * allocation warning among them, fails the run).
  */
 TEST_F_TIMEOUT(lo, many_thousands_of_sends_outstanding, 300)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Races that need CPUs running at once (the rig's guests have two or more):
+ * Races that need CPUs running at once (run them on two CPUs or more):
  * device removal against every file operation, close and unregister
  * against arrivals, writers against the send handler and timeouts, many
  * files on one port. rxe0 is the client, rxe1 the server (and the device
@@ -16,9 +16,11 @@
 #include <time.h>
 #include <rdma/ib_user_mad.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 #include "umad_test.h"
 #include "umad_ud.h"
+
+UMAD_NEEDS_RXE
 
 #define HDR 64
 #define MAD 256
@@ -302,7 +304,9 @@ FIXTURE_VARIANT_ADD(soak, ib_loopback) {
 FIXTURE_SETUP(soak)
 {
 	if (variant->dev.ib && access(SYS_IB_CLASS "/iblo0", F_OK)) {
-		ASSERT_EQ(0, system("insmod " LOOPBACK_KO " ndevs=2 nports=2"));
+		if (!loopback_available())
+			SKIP(return, "no ib_loopback, the test HCA (CONFIG_INFINIBAND_LOOPBACK)");
+		ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=2 nports=2"));
 		self->loaded_here = true;
 	}
 }
