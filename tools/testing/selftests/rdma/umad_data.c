@@ -559,7 +559,8 @@ TEST_F(data, the_old_header_on_write)
  * write() and read() take it from one buffer: here the header in one and
  * the MAD in the other. ib_umad has no write_iter or read_iter, so the VFS
  * hands it each segment as a write or read of its own
- * (do_loop_readv_writev), and a header alone is too short for either.
+ * (do_loop_readv_writev), and a header alone is too short for either: the
+ * test is for a driver that has them, and skips on ib_umad.
  */
 TEST_F(data, writev_and_readv_take_a_message_across_segments)
 {
@@ -568,8 +569,12 @@ TEST_F(data, writev_and_readv_take_a_message_across_segments)
 	struct iovec out[2] = { { &sent, NEW_HDR }, { mad, MAD } };
 	struct iovec in[2] = { { &got, NEW_HDR }, { back, MAD } };
 	struct pollfd p = { .fd = self->server.fd, .events = POLLIN };
+	const char *module = umad_module();
 	ssize_t n;
 
+	ASSERT_NE(NULL, module);
+	if (!strcmp(module, "ib_umad"))
+		SKIP(return, "ib_umad has no write_iter or read_iter: a segment is a message");
 	ASSERT_EQ((size_t)NEW_HDR, sizeof(sent));
 	ASSERT_EQ(0, reg(&self->server, VENDOR1_CLASS, GET, 0, false));
 	ASSERT_EQ(0, reg(&self->client, VENDOR1_CLASS, -1, 0, false));

@@ -181,7 +181,7 @@ FIXTURE_SETUP(faults)
 	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
 	self->fd = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, self->peer_gid));
+	ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, self->peer_gid));
 	self->agent = -1;
 }
 
@@ -344,7 +344,7 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 		SKIP(return, "no fault-injection stack filter on this kernel");
 	ASSERT_EQ(0, function_range(module, handler, &start, &end))
 		TH_LOG("%s in %s not in /proc/kallsyms", handler, module);
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	server = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, server);
 	ASSERT_EQ(0, reg_method(server, GET));

@@ -89,7 +89,7 @@ static void fuzz_open(struct fuzzer *f)
 
 	if (*fd >= 0)
 		return;
-	if (umad_path(below(f, 2) ? "rxe0" : RIG_RXE, 1, path, sizeof(path)))
+	if (umad_path(below(f, 2) ? "rxe0" : UMAD_RXE, 1, path, sizeof(path)))
 		return;
 	*fd = open(path, O_RDWR | (below(f, 2) ? O_NONBLOCK : 0));
 	check(f, "open", *fd);
@@ -260,7 +260,7 @@ TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 		for (int i = 0; i < FDS; i++)
 			f[t].fds[i] = -1;
 		ASSERT_EQ(0, read_gid("rxe0", 1, 0, f[t].gids[0]));
-		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, f[t].gids[1]));
+		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, f[t].gids[1]));
 		ASSERT_EQ(0, pthread_create(&threads[t], NULL, fuzz, &f[t]));
 	}
 	/*
@@ -276,9 +276,9 @@ TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 			break;
 		usleep(20 * 1000);
 		if (removals < 5 && now > (removals + 1) * total / 6) {
-			EXPECT_EQ(0, rig_rxe_delete());
+			EXPECT_EQ(0, umad_rxe_delete());
 			usleep(50 * 1000);
-			EXPECT_EQ(0, rig_rxe_add());
+			EXPECT_EQ(0, umad_rxe_add());
 			removals++;
 		}
 	}

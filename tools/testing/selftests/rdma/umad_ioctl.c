@@ -111,7 +111,7 @@ FIXTURE_SETUP(umad)
 {
 	char path[128];
 
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	self->fd = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", path, strerror(errno));
 }
@@ -243,7 +243,7 @@ TEST_F(umad, a_method_is_taken_once_whatever_the_request)
 	char path[128];
 	int other;
 
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	other = open(path, O_RDWR);
 	ASSERT_LE(0, other);
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {

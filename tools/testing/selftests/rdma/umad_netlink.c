@@ -108,7 +108,7 @@ TEST(umad_chardev_without_a_port)
 {
 	struct chardev c;
 
-	EXPECT_EQ(-EINVAL, get_chardev(RIG_RXE, NO_PORT, "umad", &c));
+	EXPECT_EQ(-EINVAL, get_chardev(UMAD_RXE, NO_PORT, "umad", &c));
 }
 
 TEST(issm_chardev_where_the_port_has_no_smi)
@@ -159,7 +159,7 @@ TEST(issm_chardev_query_loads_no_module)
 	fprintf(f, "%s\n", logger);
 	fclose(f);
 
-	EXPECT_EQ(-EOPNOTSUPP, get_chardev(RIG_RXE, 1, "issm", &c));
+	EXPECT_EQ(-EOPNOTSUPP, get_chardev(UMAD_RXE, 1, "issm", &c));
 
 	f = fopen(MODPROBE, "w");
 	ASSERT_NE(NULL, f);

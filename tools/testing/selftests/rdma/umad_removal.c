@@ -39,11 +39,11 @@ UMAD_NEEDS_RXE
  */
 #define WAKE_TIMEOUT_S 10
 
-static int open_rig_rxe(int flags)
+static int open_umad_rxe(int flags)
 {
 	char path[128];
 
-	if (umad_path(RIG_RXE, 1, path, sizeof(path)))
+	if (umad_path(UMAD_RXE, 1, path, sizeof(path)))
 		return -1;
 	return open(path, O_RDWR | flags);
 }
@@ -71,7 +71,7 @@ FIXTURE(removal) {
 
 FIXTURE_SETUP(removal)
 {
-	self->fd = open_rig_rxe(0);
+	self->fd = open_umad_rxe(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, reg2(self->fd, VENDOR1_CLASS, 1, &self->agent));
 	self->deleted = false;
@@ -81,12 +81,12 @@ FIXTURE_SETUP(removal)
 FIXTURE_TEARDOWN_PARENT(removal)
 {
 	if (self->deleted)
-		EXPECT_EQ(0, rig_rxe_add());
+		EXPECT_EQ(0, umad_rxe_add());
 }
 
-static void delete_rig_rxe(struct __test_metadata *_metadata, struct _test_data_removal *self)
+static void delete_umad_rxe(struct __test_metadata *_metadata, struct _test_data_removal *self)
 {
-	ASSERT_EQ(0, rig_rxe_delete());
+	ASSERT_EQ(0, umad_rxe_delete());
 	self->deleted = true;
 }
 
@@ -99,7 +99,7 @@ TEST_F(removal, every_operation_fails_after_it)
 	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLOUT };
 	__u32 id = self->agent;
 
-	delete_rig_rxe(_metadata, self);
+	delete_umad_rxe(_metadata, self);
 	EXPECT_EQ(-EPIPE, reg2(self->fd, 0, -1, NULL));
 	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
 	EXPECT_EQ(EINVAL, errno);
@@ -153,7 +153,7 @@ TEST_F(removal, a_traced_write_after_it_fails_with_eio)
 	enable = open(events, O_WRONLY);
 	ASSERT_LE(0, enable);
 	ASSERT_EQ(1, write(enable, "1", 1));
-	delete_rig_rxe(_metadata, self);
+	delete_umad_rxe(_metadata, self);
 	mad->hdr.id = self->agent;
 	written = write(self->fd, buf, sizeof(buf));
 	err = errno;
@@ -237,7 +237,7 @@ static bool removal_wakes(struct __test_metadata *_metadata, struct _test_data_r
 	 */
 	ASSERT_TRUE(wait_blocked_in(&w->tid, w->use_poll ? NR_POLL : __NR_read))
 		TH_LOG("the %s never blocked", w->use_poll ? "poll" : "read");
-	delete_rig_rxe(_metadata, self);
+	delete_umad_rxe(_metadata, self);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += WAKE_TIMEOUT_S;
 	pthread_mutex_lock(&w->lock);
@@ -377,7 +377,7 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 	ASSERT_TRUE(wait_blocked_in(&poller.tid, NR_POLL)) TH_LOG("the poll never blocked");
 	for (int i = 0; i < 10000 && !__atomic_load_n(&w.written, __ATOMIC_RELAXED); i++)
 		usleep(1000);
-	delete_rig_rxe(_metadata, self);
+	delete_umad_rxe(_metadata, self);
 	w.removed = true;
 	pthread_join(writer, NULL);
 	pthread_join(waiting, NULL);
@@ -632,7 +632,7 @@ TEST_F(removal, notices_a_program_provokes_are_rate_limited)
 {
 	struct log_flood f;
 
-	delete_rig_rxe(_metadata, self);
+	delete_umad_rxe(_metadata, self);
 	ASSERT_EQ(0, flood_begin(&f, "ib_umad_reg_agent2: invalid device"));
 	while (flood_more(&f))
 		ASSERT_EQ(-EPIPE, reg2(self->fd, VENDOR1_CLASS, 1, NULL));
@@ -655,7 +655,7 @@ TEST(the_old_abi_warning_a_program_provokes_is_rate_limited)
 	char path[128];
 
 	/* Looked up once: the flood is of opens, not of sysfs reads. */
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	ASSERT_EQ(0, flood_begin(&f, "did not enable P_Key index support"));
 	while (flood_more(&f)) {
 		int fd = open(path, O_RDWR);
@@ -685,7 +685,7 @@ TEST(the_old_abi_warning_names_the_process_by_its_bytes)
 	int kmsg, named = 0, warned = 0;
 
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "caf\xc3\xa9"));
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	kmsg = kmsg_from_now();
 	ASSERT_LE(0, kmsg);
 	jiffies_clock(&start);
@@ -712,7 +712,7 @@ TEST(registration_races_removal)
 		struct hammer h = { .removed = false };
 		pthread_t thread;
 
-		h.fd = open_rig_rxe(0);
+		h.fd = open_umad_rxe(0);
 		ASSERT_LE(0, h.fd);
 		ASSERT_EQ(0, pthread_create(&thread, NULL, hammer_registration, &h));
 		/*
@@ -734,13 +734,13 @@ TEST(registration_races_removal)
 				TH_LOG("cycle %d: no registration in 30 s", c);
 			usleep(20 * 1000 * (c % 5));
 		}
-		EXPECT_EQ(0, rig_rxe_delete());
+		EXPECT_EQ(0, umad_rxe_delete());
 		h.removed = true;
 		pthread_join(thread, NULL);
 		EXPECT_EQ(0, h.unexpected) TH_LOG("cycle %d: errno %d", c, h.unexpected);
 		EXPECT_LT(0, h.refused) TH_LOG("cycle %d: never saw the removal", c);
 		EXPECT_EQ(0, close(h.fd));
-		ASSERT_EQ(0, rig_rxe_add());
+		ASSERT_EQ(0, umad_rxe_add());
 	}
 }
 

@@ -280,7 +280,7 @@ static int loopback_add(void)
 
 static int rxe_remove(void)
 {
-	return rig_rxe_delete();
+	return umad_rxe_delete();
 }
 
 FIXTURE(soak) {
@@ -292,8 +292,8 @@ FIXTURE_VARIANT(soak) {
 };
 
 FIXTURE_VARIANT_ADD(soak, rxe) {
-	.dev = { .ibdev = RIG_RXE, .client = "rxe0",
-		 .remove = rxe_remove, .add = rig_rxe_add },
+	.dev = { .ibdev = UMAD_RXE, .client = "rxe0",
+		 .remove = rxe_remove, .add = umad_rxe_add },
 };
 
 FIXTURE_VARIANT_ADD(soak, ib_loopback) {
@@ -425,7 +425,7 @@ static void start_flood(struct __test_metadata *_metadata, struct flood *f,
 	ASSERT_LE(0, f->fd);
 	f->agent = reg(f->fd, 0, -1);
 	ASSERT_LE(0, f->agent);
-	ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, f->server_gid));
+	ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, f->server_gid));
 	ASSERT_EQ(0, pthread_create(thread, NULL, flood, f));
 }
 
@@ -447,7 +447,7 @@ TEST_F_TIMEOUT(stress, close_races_arrivals, 300)
 
 	start_flood(_metadata, &f, &thread);
 	for (int i = 0; i < 200; i++) {
-		int fd = open_umad(RIG_RXE, 0);
+		int fd = open_umad(UMAD_RXE, 0);
 		__u8 buf[HDR + MAD];
 
 		ASSERT_LE(0, fd);
@@ -469,7 +469,7 @@ TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
 	pthread_t thread;
 	int fd;
 
-	fd = open_umad(RIG_RXE, 0);
+	fd = open_umad(UMAD_RXE, 0);
 	ASSERT_LE(0, fd);
 	start_flood(_metadata, &f, &thread);
 	for (int i = 0; i < 500; i++) {
@@ -560,7 +560,7 @@ TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
 	struct requester r[FILES];
 	pthread_t server, threads[FILES];
 
-	a.fd = open_umad(RIG_RXE, 0);
+	a.fd = open_umad(UMAD_RXE, 0);
 	ASSERT_LE(0, a.fd);
 	a.agent = reg(a.fd, VENDOR1_CLASS, GET);
 	ASSERT_LE(0, a.agent);
@@ -568,7 +568,7 @@ TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
 	ASSERT_EQ(0, pthread_create(&server, NULL, answer, &a));
 	for (int i = 0; i < FILES; i++) {
 		r[i] = (struct requester){ .index = i };
-		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, r[i].server_gid));
+		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, r[i].server_gid));
 		r[i].fd = open_umad("rxe0", 0);
 		ASSERT_LE(0, r[i].fd);
 		r[i].agent = reg(r[i].fd, 0, -1);
@@ -622,7 +622,7 @@ TEST_F_TIMEOUT(stress, writers_race_the_send_handler_and_timeouts, 300)
 	__u8 buf[HDR + MAD];
 	struct ib_user_mad *umad = (void *)buf;
 
-	server = open_umad(RIG_RXE, 0);
+	server = open_umad(UMAD_RXE, 0);
 	ASSERT_LE(0, server);
 	ASSERT_LE(0, reg(server, VENDOR1_CLASS, GET));
 	client = open_umad("rxe0", 0);
@@ -631,7 +631,7 @@ TEST_F_TIMEOUT(stress, writers_race_the_send_handler_and_timeouts, 300)
 	ASSERT_LE(0, agent);
 	for (int i = 0; i < WRITERS; i++) {
 		w[i] = (struct timed_writer){ .fd = client, .agent = agent, .index = i };
-		ASSERT_EQ(0, read_gid(RIG_RXE, 1, 0, w[i].server_gid));
+		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, w[i].server_gid));
 		ASSERT_EQ(0, pthread_create(&threads[i], NULL, write_unanswered, &w[i]));
 	}
 	/*

@@ -163,12 +163,12 @@ FIXTURE_SETUP(rename)
 {
 	char path[128];
 
-	ASSERT_EQ(0, umad_path(RIG_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
 	snprintf(self->ibdev_attr, sizeof(self->ibdev_attr), SYS_MAD_CLASS "/%s/ibdev",
 		 strrchr(path, '/') + 1);
 	self->nl = nl_open();
 	ASSERT_LE(0, self->nl);
-	self->index = dev_index(self->nl, RIG_RXE);
+	self->index = dev_index(self->nl, UMAD_RXE);
 	ASSERT_LE(0, self->index);
 }
 
@@ -181,7 +181,7 @@ FIXTURE_TEARDOWN_PARENT(rename)
 	int nl = nl_open();
 
 	ASSERT_LE(0, nl);
-	EXPECT_EQ(0, nl_rename(nl, self->index, RIG_RXE));
+	EXPECT_EQ(0, nl_rename(nl, self->index, UMAD_RXE));
 	close(nl);
 }
 
@@ -214,7 +214,7 @@ static void *read_ibdev(void *arg)
 		name[n] = 0;
 		name[strcspn(name, "\n")] = 0;
 		r->reads++;
-		if (strcmp(name, RIG_RXE) && strcmp(name, NAME_A) && strcmp(name, NAME_B)) {
+		if (strcmp(name, UMAD_RXE) && strcmp(name, NAME_A) && strcmp(name, NAME_B)) {
 			r->torn++;
 			snprintf(r->last_torn, sizeof(r->last_torn), "%s", name);
 		}
@@ -251,9 +251,9 @@ TEST_F_TIMEOUT(rename, ibdev_follows_renames_and_a_racing_read_is_whole, 300)
 		ASSERT_EQ(0, read_attr(self->ibdev_attr, shown, sizeof(shown)));
 		EXPECT_STREQ(name, shown);
 	}
-	ASSERT_EQ(0, nl_rename(self->nl, self->index, RIG_RXE));
+	ASSERT_EQ(0, nl_rename(self->nl, self->index, UMAD_RXE));
 	ASSERT_EQ(0, read_attr(self->ibdev_attr, shown, sizeof(shown)));
-	EXPECT_STREQ(RIG_RXE, shown);
+	EXPECT_STREQ(UMAD_RXE, shown);
 	for (int i = 0; i < READERS; i++) {
 		readers[i].stop = true;
 		pthread_join(threads[i], NULL);

@@ -362,8 +362,8 @@ static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
  *   ip link set vethA up; ip link set vethB up
  *   rdma link add rxe1 type rxe netdev vethB
  */
-#define RIG_RXE "rxe1"
-#define RIG_RXE_NETDEV "vethB"
+#define UMAD_RXE "rxe1"
+#define UMAD_RXE_NETDEV "vethB"
 
 /*
  * A program whose tests use the two soft-RoCE devices, rxe0 and rxe1 (set
@@ -372,9 +372,9 @@ static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
  */
 static inline void umad_require_rxe(void)
 {
-	if (access(SYS_IB_CLASS "/rxe0", F_OK) || access(SYS_IB_CLASS "/" RIG_RXE, F_OK)) {
+	if (access(SYS_IB_CLASS "/rxe0", F_OK) || access(SYS_IB_CLASS "/" UMAD_RXE, F_OK)) {
 		ksft_print_header();
-		ksft_exit_skip("no rxe0 and " RIG_RXE " (soft-RoCE on vethA and vethB)\n");
+		ksft_exit_skip("no rxe0 and " UMAD_RXE " (soft-RoCE on vethA and vethB)\n");
 	}
 }
 
@@ -384,9 +384,9 @@ static inline void umad_require_rxe(void)
 		umad_require_rxe();					\
 	}
 
-static inline int rig_rxe_delete(void)
+static inline int umad_rxe_delete(void)
 {
-	return system("rdma link delete " RIG_RXE);
+	return system("rdma link delete " UMAD_RXE);
 }
 
 /*
@@ -395,16 +395,16 @@ static inline int rig_rxe_delete(void)
  * the GID comes; its limit, 30 s (counted in sleeps, so never less), only
  * decides how long a missing GID takes to fail.
  */
-static inline int rig_rxe_add(void)
+static inline int umad_rxe_add(void)
 {
 	char gid[64];
 	int ret;
 
-	ret = system("rdma link add " RIG_RXE " type rxe netdev " RIG_RXE_NETDEV);
+	ret = system("rdma link add " UMAD_RXE " type rxe netdev " UMAD_RXE_NETDEV);
 	if (ret)
 		return ret;
 	for (int i = 0; i < 300; i++) {
-		if (!read_attr(SYS_IB_CLASS "/" RIG_RXE "/ports/1/gids/0", gid, sizeof(gid)) &&
+		if (!read_attr(SYS_IB_CLASS "/" UMAD_RXE "/ports/1/gids/0", gid, sizeof(gid)) &&
 		    !strncmp(gid, "fe80", 4))
 			return 0;
 		usleep(100 * 1000);
