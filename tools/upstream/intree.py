@@ -314,6 +314,15 @@ def kbuild(source, output):
     first = next(i for i, line in enumerate(lines) if line.startswith("# Feature probes"))
     last = next(i for i, line in enumerate(lines) if line.startswith("# The tracepoints' header"))
     del lines[first:last]
+    # The tree has the Kconfig symbol: no module by default, and no word
+    # about building out of tree.
+    obj = "obj-$(or $(CONFIG_INFINIBAND_USER_MAD_RUST),m) += ib_umad_rs.o"
+    if obj not in lines:
+        sys.exit(f"{source}: no {obj!r} to give the tree's symbol")
+    lines[lines.index(obj)] = "obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += ib_umad_rs.o"
+    comment = next(i for i, line in enumerate(lines) if line.startswith("# ib_umad_rs. In a kernel tree"))
+    end = lines.index("", comment)
+    del lines[comment:end + 1]
     write(output, lines)
 
 
@@ -403,6 +412,10 @@ def resolve_cfgs(lines, known, found, where):
             # rules/'s unit tests: in the tree, behind their Kconfig
             # option, under #[kunit_tests] alone.
             indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            # Their comment says where they run: here, in KUnit alone.
+            while out and out[-1].lstrip().startswith("//"):
+                out.pop()
+            out.append(f"{indent}// Run by KUnit when the module loads.")
             out.append(f"{indent}#[cfg(CONFIG_INFINIBAND_USER_MAD_RUST_KUNIT_TEST)]")
             attr = re.match(r"^(\s*)#\[cfg_attr\(not\(test\), (.*)\)\]$", lines[i + 1])
             if not attr:
