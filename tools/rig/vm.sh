@@ -271,7 +271,9 @@ tests_but() { # grep -E pattern
 	(cd "$stage/tests" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' |
 		grep -vxE "$1" | LC_ALL=C sort | paste -sd,)
 }
-if [ "$flavour" = lean ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+# A flavour's own share of the tests, unless the caller named tests.
+asked_tests=${RIG_TESTS:-}
+if [ "$flavour" = lean ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_TESTS=$(tests_but 'umad_stress|umad_limit|umad_.*_32')
 fi
 # The receive limit's 202000 MADs take minutes a driver under KASAN,
@@ -279,12 +281,12 @@ fi
 # program's limit): the debugging kernels leave it to the others, whose
 # limit code is the same.
 if { [ "$flavour" = debug ] || [ "$flavour" = series ]; } && [ "$mode" = suite ] &&
-	[ -z "${RIG_TESTS:-}" ]; then
+	[ -z "$asked_tests" ]; then
 	RIG_TESTS=$(tests_but umad_limit)
 fi
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the other kernels' to run.
-if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm,umad_sysfs
 fi
 # The debug kernel runs all of ib_umad_rs, and of C what compares under
@@ -292,7 +294,7 @@ fi
 # driver compares with the first's: the plain kernel already has every C
 # result (the Debian and race suites run removal for both drivers in one
 # boot), and KASAN and kmemleak are there for ib_umad_rs's memory.
-if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_opensm.sh}
 fi
 # The series kernel runs all of ib_umad_rs as the tree builds it, and of
@@ -303,7 +305,7 @@ fi
 # management stack for the comparisons: the Debian kernels' suites have
 # every C result of 7.3's code, and the race kernel, by hand, races the
 # rest of C under KCSAN.
-if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "${RIG_TESTS:-}" ]; then
+if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal,umad_issm,umad_sysfs,umad_netlink,umad_opensm.sh}
 fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
