@@ -629,12 +629,127 @@ def glue(module, tree):
     write(main, main_lines)
 
 
+# What compat.rs keeps for this tree, as the tree has it: a name it
+# re-exports, the kernel crate's path of it; a function or macro of its,
+# how a call of it is written in the tree.
+COMPAT_REEXPORTS = {
+    "ARef": "kernel::sync::aref::ARef",
+    "File": "kernel::fs::File",
+    "IdPool": "kernel::id_pool::IdPool",
+    "IovIterDest": "kernel::iov::IovIterDest",
+    "IovIterSource": "kernel::iov::IovIterSource",
+    "Kiocb": "kernel::fs::Kiocb",
+    "MutexGuard": "kernel::sync::MutexGuard",
+    "PollCondVar": "kernel::sync::poll::PollCondVar",
+    "PollTable": "kernel::sync::poll::PollTable",
+    "dev_notice": "kernel::dev_notice",
+    "dev_warn": "kernel::dev_warn",
+    "warn_on_once": "kernel::warn_on_once",
+}
+# name: (the call's start, a function of its arguments, the paths the
+# tree's form needs).
+COMPAT_CALLS = {
+    "compat::is_nonblocking": (lambda a: f"{a[0].lstrip('&')}.file_flags() & O_NONBLOCK != 0",
+                               ["kernel::fs::file::flags::O_NONBLOCK"]),
+    "compat::file_is_nonblocking": (lambda a: f"{a[0]}.flags() & O_NONBLOCK != 0",
+                                    ["kernel::fs::file::flags::O_NONBLOCK"]),
+    "eopnotsupp": (lambda a: "EOPNOTSUPP", []),
+    "user_slice": (lambda a: f"UserSlice::new(UserPtr::from_addr({a[0]}), {a[1]})",
+                   ["kernel::uaccess::UserPtr", "kernel::uaccess::UserSlice"]),
+    "current_comm": (lambda a: "kernel::current!().comm()", []),
+    "get_user_u32": (lambda a: f"UserPtr::from_addr({a[0]}).get::<u32>()", ["kernel::uaccess::UserPtr"]),
+    "put_user_u32": (lambda a: f"UserPtr::from_addr({a[0]}).put({a[1]})", ["kernel::uaccess::UserPtr"]),
+    "this_module!": (lambda a: "&<crate::LocalModule as kernel::ModuleMetadata>::THIS_MODULE", []),
+}
+
+
+def call_args(text, start):
+    """The arguments of the call whose "(" is at text[start], split at its
+    top-level commas, and the index after its ")"."""
+    depth, i, args, cur = 0, start, [], ""
+    while True:
+        c = text[i]
+        if c in "([{":
+            depth += 1
+            if depth > 1:
+                cur += c
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                if cur.strip():
+                    args.append(cur.strip())
+                return args, i + 1
+            cur += c
+        elif c == "," and depth == 1:
+            args.append(cur.strip())
+            cur = ""
+        elif depth >= 1:
+            cur += c
+        i += 1
+
+
+def decompat(text, where):
+    """A driver file without glue::compat: its imports of compat's
+    re-exports become the kernel crate's, its calls of compat's functions
+    and macros the tree's forms."""
+    needs, items = set(), []
+    # The compat group of the glue import, or a single compat item.
+    m = re.search(r"\bcompat::\{([^}]*)\},?\s*", text) or re.search(r"\bcompat::(\w+),\s*", text)
+    if m:
+        items = [item.strip() for item in m.group(1).split(",") if item.strip()]
+        text = text[:m.start()] + text[m.end():]
+        for item in items:
+            if item in COMPAT_REEXPORTS:
+                needs.add(COMPAT_REEXPORTS[item])
+            elif item not in ("self", "ETIMEDOUT", "DisplayCStr") and \
+                    item not in {k.rstrip("!").split("::")[-1] for k in COMPAT_CALLS}:
+                sys.exit(f"{where}: compat::{item} has no form in the tree")
+    # A glue group left empty by it.
+    text = re.sub(r"\bglue::\{\s*\},?\s*", "", text)
+    text = re.sub(r"glue::\{(\s*)([\w:]+)(\s*)\}", r"glue::\2", text)
+    # compat's ETIMEDOUT is the errno's value, the crate's an Error.
+    if m and "ETIMEDOUT" in items:
+        text = re.sub(r"\bstatus: ETIMEDOUT,", "status: ETIMEDOUT.to_errno().unsigned_abs(),", text)
+    for name, (form, paths) in COMPAT_CALLS.items():
+        at = 0
+        while True:
+            i = text.find(name + "(", at)
+            if i < 0:
+                break
+            # A call of this name, not of one ending in it.
+            if i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_:"):
+                at = i + 1
+                continue
+            args, end = call_args(text, i + len(name))
+            text = text[:i] + form(args) + text[end:]
+            needs.update(paths)
+    # fmt::Display of a CStr in a core::fmt impl: kernel::fmt's.
+    text = re.sub(r"\bfmt::Display::fmt\(&DisplayCStr\(([^()]*)\), (\w+)\)",
+                  r"kernel::fmt::Display::fmt(\1, \2)", text)
+    # compat's list item macro, for the one form of it the driver uses.
+    text = re.sub(r"compat::impl_list_item!\((\w+) \{ (\w+) \}\);",
+                  r"kernel::list::impl_list_item! {\n    impl ListItem<0> for \1 { using ListLinks { self.\2 }; }\n}",
+                  text)
+    if "glue::compat::module_by!" in text:
+        text = text.replace("glue::compat::module_by!", "module!")
+        text = re.sub(r"\n    author: (\"[^\"]*\"),", r"\n    authors: [\1],", text)
+    if re.search(r"\bcompat::|\bDisplayCStr\b|\bmodule_by\b", text):
+        sys.exit(f"{where}: compat is still used: {re.search(r'.*compat::.*', text)}")
+    if needs:
+        uses = "".join(f"use {path};\n" for path in sorted(needs))
+        first = re.search(r"^use ", text, re.M)
+        text = text[:first.start()] + uses + text[first.start():]
+    return text
+
+
 def resolve_driver(module, tree):
     """The driver in the tree, every #[cfg(umad_rs_*)] resolved for it:
     in a tree with the series every probe that matters holds (the kernel
     crate's bindings cover the driver, its own patches are in), so what
-    compat.rs and the glue keep for other kernels goes, and the Kbuild
-    (see kbuild) runs no probe."""
+    the glue keeps for other kernels goes, and the Kbuild (see kbuild)
+    runs no probe. Then compat.rs goes too: what imported its
+    re-exports imports the kernel crate's items, and its calls of
+    compat's functions and macros take the tree's forms (decompat)."""
     known, found = probes(module, tree)
     bindings_helper = "\n".join(read(os.path.join(tree, "rust/bindings/bindings_helper.h")))
     if "umad_rs/glue/ib_umad_rs.h" not in bindings_helper:
@@ -646,6 +761,29 @@ def resolve_driver(module, tree):
     for path in files:
         where = os.path.relpath(path, here)
         write(path, fold_let_returns(resolve_cfgs(read(path), known, found, where)))
+    # One kernel: compat.rs goes, and what uses it takes the tree's forms.
+    os.remove(os.path.join(here, "glue/compat.rs"))
+    files.remove(os.path.join(here, "glue/compat.rs"))
+    for path in files:
+        where = os.path.relpath(path, here)
+        text = "\n".join(read(path))
+        if where == "glue.rs":
+            text = text.replace("pub(crate) mod compat;\n", "")
+            text = re.sub(r"//! - `compat`:.*?\n(?=//! - )", "", text, flags=re.S)
+        elif where == "ib_umad_rs_main.rs":
+            for old, new in (
+                ("\n//!   lacks, and the one place where kernel versions differ (`glue::compat`).",
+                 "\n//!   lacks."),
+                (" or `glue`, a difference between kernels in\n//! `glue::compat`, and what the driver does with them here.",
+                 " or `glue`, and what the driver does with\n//! them here."),
+            ):
+                if old not in text:
+                    sys.exit(f"{where}: its words about compat are not as intree.py knows them")
+                text = text.replace(old, new)
+            text = decompat(text, where)
+        elif "compat" in text:
+            text = decompat(text, where)
+        write(path, (text.rstrip("\n") + "\n").split("\n"))
     subprocess.run([os.environ.get("RUSTFMT", "rustfmt"), "--edition", "2021",
                     "--config-path", os.path.join(tree, ".rustfmt.toml")] + files, check=True)
 
