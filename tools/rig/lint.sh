@@ -66,7 +66,7 @@ log "selftests (64- and 32-bit) and samples, warnings as errors"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 tree=$(selftests_tree "$(kernel_src_dir)/tools/testing/selftests" "$out/tree")
-make -s -C "$tree" V=1 OUTPUT="$out" USERCFLAGS=-Werror USERLDFLAGS=-static
+make -s -C "$tree" V=1 OUTPUT="$out" UMAD_LIBIBUMAD=y USERCFLAGS=-Werror USERLDFLAGS=-static
 for sample in "$REPO_DIR"/samples/umad/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$sample" .c)" "$sample" -libumad
 done

@@ -11,8 +11,8 @@ packages=(
 	make xz-utils cpio kmod rsync
 	# guest userspace and the VM
 	busybox-static qemu-system-x86 iproute2 rdma-core
-	# selftests: static libibumad, 32-bit compat build
-	libibumad-dev gcc gcc-multilib infiniband-diags
+	# selftests: static libibumad (found by pkg-config), 32-bit compat build
+	libibumad-dev pkgconf gcc gcc-multilib infiniband-diags
 	# Debian's 7.3 and 7.2 kernels: trixie and sid build roots (debian-kernel.sh)
 	debootstrap
 	# the benchmark's charts (bench-report.py)

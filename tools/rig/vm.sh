@@ -189,7 +189,8 @@ selftests=$REPO_DIR/tools/testing/selftests/rdma
 	# directory they were built in, mapped away, lest a boot of another
 	# checkout (CI's fresh clone) differ from one that passed by that alone.
 	tree=$(selftests_tree "$ksft" "$progs.tree")
-	make -s -C "$tree" V=1 OUTPUT="$progs" USERLDFLAGS=-static \
+	# The rig runs the libibumad programs: built with it, or not at all.
+	make -s -C "$tree" V=1 OUTPUT="$progs" UMAD_LIBIBUMAD=y USERLDFLAGS=-static \
 		USERCFLAGS="-ffile-prefix-map=$progs.tree=."
 	echo "$key" > "$progs.key"
 	find "$progs" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \;
