@@ -10,8 +10,9 @@ pristine tree has it) with ours
 merged in: our lines before its "include ../lib.mk" and our rules after it,
 each list of programs holding only those whose source the tree has so far
 (a part whose programs are all missing goes: the libibumad programs' build,
-the 32-bit programs'). The config fragment's lines that the tree's lacks
-are added to it when the step brings config."""
+the 32-bit programs'). When the step brings config, the tree's fragment
+gets a value for each of its bare options and the lines of ours it
+lacks."""
 import os
 import re
 import shutil
@@ -112,14 +113,17 @@ def main():
     src, tree, kernel_makefile, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     for name in files:
         if name == "config":
-            # An option the tree's fragment has already, with or without
-            # a value, stays as it is there.
-            theirs = {line.split("=")[0] for line in open(os.path.join(tree, "config"))
-                      .read().split("\n")}
-            add = [line for line in open(os.path.join(src, "config")).read().split("\n")
-                   if line and line.split("=")[0] not in theirs]
-            with open(os.path.join(tree, "config"), "a") as f:
-                f.write("".join(line + "\n" for line in add))
+            # The tree's fragment, each of its options with a value (a bare
+            # name is not one merge_config.sh takes): ours where we have
+            # one, y where not; then our options it lacks.
+            ours = {line.split("=")[0]: line for line in
+                    open(os.path.join(src, "config")).read().split("\n") if line}
+            theirs = [line for line in open(os.path.join(tree, "config")).read().split("\n") if line]
+            merged = [ours.get(line, line + "=y") if "=" not in line else line for line in theirs]
+            names = {line.split("=")[0] for line in merged}
+            merged += [line for name, line in ours.items() if name not in names]
+            with open(os.path.join(tree, "config"), "w") as f:
+                f.write("".join(line + "\n" for line in merged))
         else:
             shutil.copy2(os.path.join(src, name), os.path.join(tree, name))
     makefile = os.path.join(tree, "Makefile")

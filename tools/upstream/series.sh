@@ -269,7 +269,8 @@ chain=$(cat "$base/scripts/checkpatch.pl" "$base/scripts/spelling.txt" <(git -C 
 	sha256sum | cut -c1-16)
 cached=0
 git_work checkout -q -f -B check "$(git -C "$base" rev-parse HEAD)"
-for patch in "$out"/*/0*.patch; do
+# In the stack's order, not the directories' names'.
+for patch in $(for name in "${names[@]}"; do ls "$out/$name"/0*.patch; done); do
 	series=$(basename "$(dirname "$patch")")
 	name=$series:$(basename "$patch" .patch)
 	[ "${name%-cover-letter}" = "$name" ] || continue
