@@ -159,11 +159,6 @@ check_summary() {
 	[ "$checks_failed" -eq 0 ]
 }
 
-# The rig's flavours that boot one of Debian's own kernels (debian-kernel.sh).
-is_debian_flavour() { # flavour
-	case $1 in debian | sid) return 0 ;; *) return 1 ;; esac
-}
-
 # The tree debian-kernel.sh prepares for a Debian flavour (preparing it if
 # need be).
 debian_tree() { # flavour

@@ -46,9 +46,9 @@ messages, the result line with a skip's reason).
 
 expected-failures-{c,rust}.txt: the scope names the flavours where the
 failure is certain ("@plain,race"; "@nowhere" for none); on the others it is
-a race the guest may not lose, and either outcome passes. "@!series" names
-the flavours where it is not expected at all (the series kernel's C driver
-has the fix): there the test must pass. No scope: certain everywhere.
+a race the guest may not lose, and either outcome passes. "@!series,!rdma-rc"
+names the flavours where it is not expected at all (the series kernel's C
+driver has the fix, as has rdma-rc's): there the test must pass. No scope: certain everywhere.
 
 expected-skips.txt: a test id prefixed "c:" or "rust:" is that driver's
 skip alone, and may skip where the other driver runs the test; unprefixed,
@@ -67,7 +67,7 @@ import sys
 from dataclasses import dataclass, field
 
 DRIVERS = ("c", "rust")
-FLAVOURS = ("debian", "sid", "series", "debug", "race", "plain", "lean")
+FLAVOURS = ("debian", "sid", "rdma-rc", "series", "debug", "race", "plain", "lean")
 # KTAP: "ok|not ok <number> [<description>] [# <directive> [<reason>]]".
 RESULT = re.compile(r"(ok|not ok) (\d+)(?: (.*))?$")
 PLAN = re.compile(r"1\.\.(\d+)\s*(?:#\s*(.*))?$")

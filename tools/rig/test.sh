@@ -13,6 +13,8 @@
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   sid     Debian's 7.2 (sid): the same
+#   rdma-rc Debian's 7.3 with its IB core built with series (a) alone
+#           (the C fixes for rdma-rc): every test, C alone
 #   series  7.3 with the patch series, with lockdep, SLUB's debugging,
 #           KFENCE, kmemleak and fault injection: every test on ib_umad_rs; on C (with the
 #           series' fixes) what the fixes change, what compares under
@@ -227,6 +229,13 @@ beside=${beside% *}
 expect_row "install checks (debian): skipped, dpkg unbroken"
 cat "$tmp/install-debian"
 
+# Series (a) alone on Debian's own 7.3: its IB core built from Debian's
+# source with the rdma-rc patches and nothing else, booted in Debian's
+# image, and the C suite against its ib_umad; beside the lints.
+quiet=1 step "suite: rdma-rc (Debian's 7.3, series (a) alone, C)" summary "$tmp/suite-rdma-rc" \
+	bash "$RIG_DIR/differential.sh" rdma-rc &
+beside+=" $!"
+
 # The lints build against the 6.12 kernel crate too.
 kdir_612=$(from_lane "$tmp/kdir-612")
 lints() {
@@ -246,6 +255,11 @@ wait "${beside##* }"
 beside=${beside% *}
 expect_row "suite: debian (7.3)"
 cat "$tmp/suite-debian" "$tmp/suite-sid"
+
+wait "${beside##* }"
+beside=${beside% *}
+expect_row "suite: rdma-rc (Debian's 7.3, series (a) alone, C)"
+cat "$tmp/suite-rdma-rc"
 
 log "waiting for the series suite"
 wait "$beside"

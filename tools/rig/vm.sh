@@ -25,7 +25,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|lean|debian|sid|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -38,17 +38,31 @@ default_cpus=2
 [ "$flavour" != lean ] || default_cpus=1
 RIG_CPUS=${RIG_CPUS:-$default_cpus}
 
-if is_debian_flavour "$flavour"; then
+# The flavours that boot one of Debian's images: debian and sid, and
+# rdma-rc, Debian's 7.3 with the IB core of its source and the rdma-rc
+# series alone (tools/upstream/rdma-rc.sh), for the C ib_umad alone.
+image=
+case $flavour in
+debian | sid) image=$flavour ;;
+rdma-rc) image=debian ;;
+esac
+if [ -n "$image" ]; then
 	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
 	# this boot and debian-package.sh.
-	answer=RIG_DEBIAN_$flavour
-	declare -x "$answer=${!answer:-$(bash "$RIG_DIR/debian-kernel.sh" "$flavour")}"
+	answer=RIG_DEBIAN_$image
+	declare -x "$answer=${!answer:-$(bash "$RIG_DIR/debian-kernel.sh" "$image")}"
 	eval "${!answer}"
 	ksft=$kdir/tools/testing/selftests
-	progs=$RIG_CACHE/selftests-$flavour
-	# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built by
-	# Debian's dkms.
-	ko=$(bash "$RIG_DIR/debian-package.sh" "$flavour")
+	progs=$RIG_CACHE/selftests-$image
+	if [ "$flavour" = rdma-rc ]; then
+		core=$(bash "$REPO_DIR/tools/upstream/rdma-rc.sh")
+		ko=
+	else
+		core=
+		# ib_umad_rs as a user gets it: the ib-umad-rs-dkms package, built
+		# by Debian's dkms.
+		ko=$(bash "$RIG_DIR/debian-package.sh" "$flavour")
+	fi
 elif [ "$flavour" = series ]; then
 	# What tools/upstream/build.sh built in the trixie root: the kernel,
 	# both drivers as its modules, the test modules; the harness is the
@@ -80,7 +94,7 @@ cp /bin/busybox "$stage/bin/busybox"
 tools="/sbin/ip /usr/bin/rdma"
 # Debian 12's kmod (modprobe, depmod) and systemd-modules-load, the host's, for
 # the guest's checks of which driver loads.
-! is_debian_flavour "$flavour" || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
+[ -z "$image" ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
 [ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
 # Copies a program to dir in the stage, with the shared libraries it links
 # (from root first, where its packages are unpacked rather than installed).
@@ -110,58 +124,63 @@ cp "$RIG_DIR/guest/init" "$stage/init"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
-if is_debian_flavour "$flavour"; then
+if [ -n "$image" ]; then
 	# Debian builds the IB core, rxe, veth and the C ib_umad as modules.
 	# The guest loads lib/modules/base/order first, each module after what
 	# it depends on; busybox insmod takes them decompressed.
+	# rdma-rc's IB core modules stand in for the image's.
 	base_module() { # name
 		local file dep
 		! grep -qx "$1" "$stage/lib/modules/base/order" 2>/dev/null || return 0
-		file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
+		file=$(find ${core:+"$core"} "$modules/kernel" -name "$1.ko*" -o -name "${1//_/-}.ko*" | head -n1)
 		[ -n "$file" ] || die "no module $1 in $modules"
 		for dep in $(modinfo -F depends "$file" | tr , ' '); do
 			base_module "$dep"
 		done
-		xz -dc "$file" > "$stage/lib/modules/base/$1.ko"
+		xz -dcf "$file" > "$stage/lib/modules/base/$1.ko"
 		echo "$1" >> "$stage/lib/modules/base/order"
 	}
-	for name in ib_uverbs rdma_rxe veth $(modinfo -F depends "$ko" | tr , ' '); do
+	c_ko=$(find ${core:+"$core"} "$modules/kernel" -name 'ib_umad.ko*' | head -n1)
+	for name in ib_uverbs rdma_rxe veth $(modinfo -F depends "${ko:-$c_ko}" | tr , ' '); do
 		base_module "$name"
 	done
 	# What the guest checks it runs, and the compilers that built it.
 	basename "$modules" > "$stage/lib/modules/base/release"
 	cp "$modules/config" "$stage/lib/modules/base/config"
-	c_ko=$(find "$modules/kernel" -name ib_umad.ko.xz)
-	xz -dc "$c_ko" > "$stage/lib/modules/test/ib_umad.ko"
-	# For the guest's modprobe checks, the module tree of a system with
-	# the package installed, as Debian has it: the C ib_umad, ib_umad_rs
-	# where DKMS put it, and what rdma-core's module list loads (ib_ipoib),
-	# each with what it needs; rdma-core's list, the package's modprobe.d
-	# file, and modprobe and depmod as kmod.
-	tree=$stage/lib/modules/modprobe-tree
-	tree_module() { # name
-		local file dep
-		file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
-		[ -n "$file" ] || die "no module $1 in $modules"
-		[ ! -e "$tree/${file#"$modules/"}" ] || return 0
-		install -D -m 644 "$file" "$tree/${file#"$modules/"}"
-		for dep in $(modinfo -F depends "$file" | tr , ' '); do
-			tree_module "$dep"
+	xz -dcf "$c_ko" > "$stage/lib/modules/test/ib_umad.ko"
+	if [ -n "$ko" ]; then
+		# For the guest's modprobe checks (where ib_umad_rs runs), the
+		# module tree of a system with the package installed, as Debian has
+		# it: the C ib_umad, ib_umad_rs where DKMS put it, and what
+		# rdma-core's module list loads (ib_ipoib), each with what it
+		# needs; rdma-core's list and the package's modprobe.d file.
+		tree=$stage/lib/modules/modprobe-tree
+		tree_module() { # name
+			local file dep
+			file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
+			[ -n "$file" ] || die "no module $1 in $modules"
+			[ ! -e "$tree/${file#"$modules/"}" ] || return 0
+			install -D -m 644 "$file" "$tree/${file#"$modules/"}"
+			for dep in $(modinfo -F depends "$file" | tr , ' '); do
+				tree_module "$dep"
+			done
+		}
+		for name in ib_umad ib_ipoib; do
+			tree_module "$name"
 		done
-	}
-	for name in ib_umad ib_ipoib; do
-		tree_module "$name"
-	done
-	install -D -m 644 "$ko" "$tree/updates/dkms/$(basename "$ko")"
-	cp "$modules"/modules.builtin* "$modules/modules.order" "$tree/"
-	cp "$root/usr/lib/modprobe.d/ib_umad_rs.conf" "$stage/lib/modules/"
-	install -D -m 644 /etc/rdma/modules/infiniband.conf "$stage/etc/rdma/modules/infiniband.conf"
+		install -D -m 644 "$ko" "$tree/updates/dkms/$(basename "$ko")"
+		cp "$modules"/modules.builtin* "$modules/modules.order" "$tree/"
+		cp "$root/usr/lib/modprobe.d/ib_umad_rs.conf" "$stage/lib/modules/"
+		install -D -m 644 /etc/rdma/modules/infiniband.conf "$stage/etc/rdma/modules/infiniband.conf"
+	fi
+	# modprobe and depmod as kmod.
 	ln -s kmod "$stage/sbin/modprobe"
 	ln -s kmod "$stage/sbin/depmod"
 else
 	cp "$kdir/drivers/infiniband/core/ib_umad.ko" "$stage/lib/modules/test/"
 fi
 case $ko in
+'') ;;
 *.xz) xz -dc "$ko" > "$stage/lib/modules/test/$(basename "$ko" .xz)" ;;
 *) cp "$ko" "$stage/lib/modules/test/" ;;
 esac
@@ -218,7 +237,7 @@ done
 ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
-if [ "$flavour" = plain ] || [ "$flavour" = lean ] || is_debian_flavour "$flavour"; then
+if [ "$flavour" = plain ] || [ "$flavour" = lean ] || [ -n "$image" ]; then
 	pace=30
 else
 	pace=90
@@ -329,7 +348,7 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 # sched_clock_cpu at boot, in one of two boots.
 tcg_threads=multi
 case ${RIG_QEMU_EXTRA:-} in *icount*) tcg_threads=single ;; esac
-! is_debian_flavour "$flavour" || tcg_threads=single
+[ -z "$image" ] || tcg_threads=single
 # shellcheck disable=SC2206 # RIG_QEMU_EXTRA is options, split as such
 qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048
 	-nographic -no-reboot -nic none -monitor none -serial stdio -kernel "$vmlinuz" -initrd "$initramfs"
