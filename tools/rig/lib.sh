@@ -31,14 +31,17 @@ kernel_src_dir() {
 	echo "$RIG_CACHE/src/$(kernel_src_version)/linux-source-6.12"
 }
 
-# A tree in which the umad selftests build the kernel's way (lib.mk):
-# the kselftest framework of a kernel source's tools/testing/selftests and
+# A tree in which the umad selftests build and install the kernel's way
+# (lib.mk, and make TARGETS=rdma install in the selftests directory): the
+# kselftest framework of a kernel source's tools/testing/selftests and
 # the repository's rdma/, made in a directory; prints the rdma directory,
 # for make -C.
 selftests_tree() { # kernel-selftests-dir directory
 	local ksft=$1 dest=$2/tools/testing/selftests
-	mkdir -p "$dest/x86" "$dest/rdma"
-	cp "$ksft/lib.mk" "$ksft/kselftest.h" "$ksft/kselftest_harness.h" "$dest/"
+	mkdir -p "$dest/x86" "$dest/rdma" "$2/scripts"
+	cp "$ksft/Makefile" "$ksft/run_kselftest.sh" "$ksft/lib.mk" "$ksft/kselftest.h" \
+		"$ksft/kselftest_harness.h" "$dest/"
+	cp "$ksft/../../../scripts/subarch.include" "$2/scripts/"
 	rsync -a --delete "$ksft/kselftest/" "$dest/kselftest/"
 	cp "$ksft/x86/check_cc.sh" "$ksft/x86/trivial_32bit_program.c" "$dest/x86/"
 	rsync -a --checksum "$REPO_DIR/tools/testing/selftests/rdma/" "$dest/rdma/"

@@ -87,7 +87,7 @@ stage=$RIG_CACHE/initramfs/$flavour
 # One boot of a flavour at a time builds its stage and programs.
 lock_dir "$stage"
 rm -rf "$stage"
-mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,tests,kselftest,samples,proc,sys,dev,tmp}
+mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,samples,proc,sys,dev,tmp}
 
 # Userspace: busybox, iproute2's ip and rdma with their shared libraries.
 cp /bin/busybox "$stage/bin/busybox"
@@ -194,34 +194,42 @@ fi
 
 selftests=$REPO_DIR/tools/testing/selftests/rdma
 # Static test programs, built once into the cache (make rebuilds what
-# changed) and copied in.
+# changed) and installed in the guest as the kernel installs its
+# selftests (make TARGETS=rdma install): /kselftest, whose
+# run_kselftest.sh runs them there.
 # The rig's kernels share them, and test.sh boots two of those at once.
 # make goes by timestamps, which say nothing across checkouts sharing the
 # cache: the programs are kept only while their sources are the same.
 (
 	lock_dir "$progs"
-	key=$({ echo "$ksft"; cat "$selftests"/Makefile "$selftests"/*.[ch]; } | sha256sum | cut -c1-16)
+	key=$({ echo "$ksft"; cat "$selftests"/*; } | sha256sum | cut -c1-16)
 	[ "$(cat "$progs.key" 2>/dev/null)" = "$key" ] || rm -rf "$progs" "$progs.tree"
 	mkdir -p "$progs"
-	# Built the kernel's way, by lib.mk, in a tree of the kernel's
-	# selftests framework and ours. Their debug information names the
-	# directory they were built in, mapped away, lest a boot of another
-	# checkout (CI's fresh clone) differ from one that passed by that alone.
-	tree=$(selftests_tree "$ksft" "$progs.tree")
+	# The series kernel's from its own tree; the others' in a tree of
+	# their kernel's selftests framework and ours. Their debug
+	# information names the directory they were built in, mapped away,
+	# lest a boot of another checkout (CI's fresh clone) differ from one
+	# that passed by that alone.
+	if [ "$flavour" = series ]; then
+		tree=$ksft/rdma src=$RIG_CACHE/upstream/work
+	else
+		tree=$(selftests_tree "$ksft" "$progs.tree") src=$progs.tree
+	fi
 	# The rig runs the libibumad programs: built with it, or not at all.
-	make -s -C "$tree" V=1 OUTPUT="$progs" UMAD_LIBIBUMAD=y USERLDFLAGS=-static \
-		USERCFLAGS="-ffile-prefix-map=$progs.tree=."
+	make -s -C "$tree/.." TARGETS=rdma O="$progs" KSFT_INSTALL_PATH="$stage/kselftest" \
+		UMAD_LIBIBUMAD=y USERLDFLAGS=-static USERCFLAGS="-ffile-prefix-map=$src=." \
+		install > /dev/null
 	echo "$key" > "$progs.key"
-	find "$progs" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/tests/" \;
 )
-install -m 755 "$selftests"/*.sh "$stage/tests/"
+# The kernel's runner times each program out with coreutils' timeout,
+# where a distribution has it.
+mkdir -p "$stage/usr/bin"
+stage_program "$(command -v timeout)" /usr/bin
 # The kernel reports of C code the rig tolerates: KCSAN reports as
 # patterns, WARNINGs as the function raising them and its callers.
 sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' "$RIG_DIR/expected/expected-kcsan.txt" > "$stage/lib/expected-kcsan"
 sed -e 's/^#.*//' -e 's/^\([^ ]*\) \([^ ]*\) .*/\1 \2/' -e '/^$/d' "$RIG_DIR/expected/expected-warnings.txt" \
 	> "$stage/lib/expected-warnings"
-mkdir -p "$stage/kselftest"
-cp "$ksft/kselftest/ktap_helpers.sh" "$stage/kselftest/"
 for sample in umad_ping umad_bench; do
 	gcc -O2 -Wall -static -o "$stage/samples/$sample" \
 		"$REPO_DIR/samples/umad/$sample.c" -libumad
@@ -234,7 +242,7 @@ done
 # race, and series with SLUB's debugging, lockdep and kmemleak) run
 # several times slower. A program's own limit is for a hang, not for pace: a guest that shares its cores with two others
 # (test.sh) or a kernel build runs at a fraction of its speed.
-ntests=$(find "$stage/tests" -maxdepth 1 -type f -perm -u+x | wc -l)
+ntests=$(grep -c '^rdma:umad_' "$stage/kselftest/kselftest-list.txt")
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)
 if [ "$flavour" = plain ] || [ "$flavour" = lean ] || [ -n "$image" ]; then
@@ -288,8 +296,8 @@ cmdline+=" rig.flavour=$flavour"
 # the Debian kernels' suites have, and the 32-bit programs.
 # Every test program but those the pattern matches, for rig.tests.
 tests_but() { # grep -E pattern
-	(cd "$stage/tests" && find . -maxdepth 1 -type f -perm -u+x -printf '%f\n' |
-		grep -vxE "$1" | LC_ALL=C sort | paste -sd,)
+	sed -n 's/^rdma:\(umad_.*\)/\1/p' "$stage/kselftest/kselftest-list.txt" |
+		grep -vxE "$1" | LC_ALL=C sort | paste -sd,
 }
 # A flavour's own share of the tests, unless the caller named tests.
 asked_tests=${RIG_TESTS:-}
