@@ -742,6 +742,82 @@ def decompat(text, where):
     return text
 
 
+# What the driver's comments say of the out-of-tree build (compat.rs, the
+# module's own bindings, the host tests), in the tree's words.
+IN_TREE_WORDS = {
+    "ib_umad_rs_main.rs": (
+        ("//! - `rules`: the ABI and MAD rules, plain `core` Rust, host-tested;",
+         "//! - `rules`: the ABI and MAD rules, plain `core` Rust, unit-tested by KUnit;"),
+        ("//! - `infiniband`: safe types over the IB core and its MAD layer (in a tree\n"
+         "//!   with the patch series, the kernel crate's `kernel::infiniband`);",
+         "//! - `infiniband`: the kernel crate's safe types over the IB core and its\n"
+         "//!   MAD layer;"),
+        ("\n//!   lacks, and the one place where kernel versions differ (`glue::compat`).",
+         "\n//!   lacks."),
+        (" or `glue`, a difference between kernels in\n//! `glue::compat`, and what the driver does with them here.",
+         " or `glue`, and what the driver does with\n//! them here."),
+    ),
+    "rules.rs": (
+        ("//! unit-tested on the host (`cargo test`, through `tools/host-tests/`).",
+         "//! unit-tested by KUnit (`CONFIG_INFINIBAND_USER_MAD_RUST_KUNIT_TEST`)."),
+    ),
+    "glue.rs": (
+        ("""//! Generic kernel glue: safe types over the C interfaces ib_umad_rs needs
+//! that the `kernel` crate it builds against does not offer. Each file
+//! names the upstream abstraction that would replace it. Nothing here knows
+//! about MADs or ports; the InfiniBand glue is in `infiniband`.
+//!
+//! - `bindings`: the kernel crate's bindings in the kernel tree, the
+//!   module's own bindgen output out of it, for the glue only; the driver's
+//!   logic never uses them (`tools/rig/lint.sh` checks).
+""", """//! Generic kernel glue: what the driver's logic uses of C, and of the
+//! kernel crate's generic abstractions, under the names it uses. Nothing
+//! here knows about MADs or ports.
+//!
+//! - `bindings`: the kernel crate's bindings, for the glue only; the
+//!   driver's logic never uses them.
+"""),
+        ("""//! - `compat`: what differs between the kernels the module builds for,
+//!   and what the `kernel` crate has only with the series' patches to it
+//!   (`warn_on_once!`, `Task::comm`, `UserPtr::get` and `put`, a
+//!   lock-free wait on a `CondVar`, `Kiocb::file_flags`), and `kernel::fs`
+//!   and `kernel::iov` for 6.12.
+""", ""),
+        ("""//! - `chrdev`: device number regions, a class, device nodes, the file
+//!   operations of their files (`chrdev::file`), and the class's and its
+//!   devices' read-only attributes (`chrdev::attributes`).
+//! - `ratelimit`: rate limits for messages userspace can provoke.
+//! - `nospec`: speculation-safe indexing.
+//! - `trace`: the C tracepoints.
+//!
+//! `helpers.c` and `helpers/` hold out-of-line copies of the static inline
+//! helpers the glue calls, and nothing else, as `rust/helpers/` in the
+//! kernel tree, where the patch series puts them.
+""", """//! - `trace`: the C tracepoints.
+//! - `chrdev`, `ratelimit` and `nospec`: the kernel crate's.
+"""),
+    ),
+    "glue/bindings.rs": (
+        ("""//! The bindings the glue uses, for `glue` and `infiniband` only: the
+//! kernel crate's own where the tree has the patch series (its
+//! `rust/bindings/bindings_helper.h` and `rust/helpers/` carry what the
+//! driver needs), else the module's own, made by bindgen at build time over
+//! the same lines (`bindings_helper.h`, `helpers.c` and `helpers/`) with the
+//! kernel's own flags (see `Kbuild`) and the allowlist in
+//! `bindgen_parameters`. Either way the names are the same. Where a type
+//! crosses into userspace, the layout the driver uses is asserted against
+//! the kernel header here.
+//!
+//! Upstream counterpart: the `kernel` crate's `bindings`.
+""", """//! The bindings the glue uses: the kernel crate's own, whose
+//! `rust/bindings/bindings_helper.h` includes the driver's header. Where a
+//! type crosses into userspace, the layout the driver uses is asserted
+//! against the kernel header here.
+"""),
+    ),
+}
+
+
 def resolve_driver(module, tree):
     """The driver in the tree, every #[cfg(umad_rs_*)] resolved for it:
     in a tree with the series every probe that matters holds (the kernel
@@ -769,19 +845,13 @@ def resolve_driver(module, tree):
         text = "\n".join(read(path))
         if where == "glue.rs":
             text = text.replace("pub(crate) mod compat;\n", "")
-            text = re.sub(r"//! - `compat`:.*?\n(?=//! - )", "", text, flags=re.S)
-        elif where == "ib_umad_rs_main.rs":
-            for old, new in (
-                ("\n//!   lacks, and the one place where kernel versions differ (`glue::compat`).",
-                 "\n//!   lacks."),
-                (" or `glue`, a difference between kernels in\n//! `glue::compat`, and what the driver does with them here.",
-                 " or `glue`, and what the driver does with\n//! them here."),
-            ):
+        if where in IN_TREE_WORDS:
+            for old, new in IN_TREE_WORDS[where]:
                 if old not in text:
-                    sys.exit(f"{where}: its words about compat are not as intree.py knows them")
+                    sys.exit(f"{where}: its words about the out-of-tree build are not as "
+                             f"intree.py knows them: {old.strip()[:60]}")
                 text = text.replace(old, new)
-            text = decompat(text, where)
-        elif "compat" in text:
+        if "compat" in text:
             text = decompat(text, where)
         write(path, (text.rstrip("\n") + "\n").split("\n"))
     subprocess.run([os.environ.get("RUSTFMT", "rustfmt"), "--edition", "2021",

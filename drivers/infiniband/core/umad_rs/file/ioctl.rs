@@ -286,8 +286,8 @@ impl UmadFile {
         if !LIMIT.allow(ratelimit_site!()) {
             return;
         }
-        // `ProcessName` is `core::fmt::Display`, which 7.x's `dev_warn!`
-        // takes only through `fmt::Arguments`.
+        // `ProcessName` is `core::fmt::Display`, which `dev_warn!` takes
+        // through `fmt::Arguments`.
         dev_warn!(
             self.node.device(),
             "process {} did not enable P_Key index support.\n",

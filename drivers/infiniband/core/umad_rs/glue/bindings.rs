@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The bindings the glue uses, for `glue` and `infiniband` only: the
 //! kernel crate's own where the tree has the patch series (its

@@ -670,10 +670,9 @@ impl<O: 'static> Node<O> {
     /// `chrdev_open` holds, and the parent device with it) keeps alive
     /// for `'a`.
     unsafe fn of_cdev<'a>(cdev: *mut bindings::cdev) -> &'a Self {
-        // `*const` from 6.12's `container_of!`, `*mut` (coerced) from 7.x's.
         // SAFETY: `cdev` is the `cdev` field of a `Node<O>`, by the
         // caller's promise.
-        let node: *const Self =
+        let node =
             unsafe { kernel::container_of!(cdev.cast::<Opaque<bindings::cdev>>(), Self, cdev) };
         // SAFETY: the node lives for `'a`, by the caller's promise.
         unsafe { &*node }
@@ -685,12 +684,15 @@ impl<O: 'static> Node<O> {
     ///
     /// `dev` is the device of a `Node<O>`.
     unsafe fn from_device(dev: *mut bindings::device) -> *mut Self {
-        // As in `of_cdev`.
+        let dev = dev.cast::<Opaque<bindings::device>>();
+        #[cfg(umad_rs_container_of_mut)]
         // SAFETY: `dev` is the `dev` field of a `Node<O>`, by the caller's
         // promise.
-        let node: *const Self =
-            unsafe { kernel::container_of!(dev.cast::<Opaque<bindings::device>>(), Self, dev) };
-        node.cast_mut()
+        let node = unsafe { kernel::container_of!(dev, Self, dev) };
+        #[cfg(not(umad_rs_container_of_mut))]
+        // SAFETY: as above; this `container_of!` gives a `*const`.
+        let node = unsafe { kernel::container_of!(dev, Self, dev) }.cast_mut();
+        node
     }
 }
 

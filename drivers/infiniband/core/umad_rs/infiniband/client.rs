@@ -363,9 +363,12 @@ unsafe extern "C" fn add_callback<T: ClientOps>(ibdev: *mut bindings::ib_device)
                 return Err(e);
             }
         };
-        // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
-        let data: *const c_void = data.into_foreign();
-        attached.data.store(data.cast_mut(), Ordering::Relaxed);
+        #[cfg(umad_rs_into_foreign_mut)]
+        let data = data.into_foreign();
+        #[cfg(not(umad_rs_into_foreign_mut))]
+        // This `into_foreign` gives a `*const`.
+        let data = data.into_foreign().cast_mut();
+        attached.data.store(data, Ordering::Relaxed);
         // SAFETY: the record is freed by `remove_callback` only, and not
         // moved meanwhile.
         let attached = KBox::into_raw(unsafe { Pin::into_inner_unchecked(attached) });

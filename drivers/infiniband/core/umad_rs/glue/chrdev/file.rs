@@ -30,7 +30,7 @@ use crate::glue::bindings;
 use crate::glue::compat::{File, IovIterDest, IovIterSource, Kiocb, PollTable};
 use core::marker::PhantomData;
 use kernel::{
-    ffi::{c_int, c_long, c_uint, c_ulong, c_void},
+    ffi::{c_int, c_long, c_uint, c_ulong},
     prelude::*,
     types::{ForeignOwnable, Opaque},
 };
@@ -196,9 +196,12 @@ unsafe extern "C" fn open_callback<T: FileOps>(
             // SAFETY: `file` is valid and not yet shared; `release_callback`
             // takes the data back. stream_open makes the file a stream.
             unsafe {
-                // `*const` from 6.12's `into_foreign`, `*mut` (coerced) from 7.x's.
-                let foreign: *const c_void = data.into_foreign();
-                (*file).private_data = foreign.cast_mut();
+                #[cfg(umad_rs_into_foreign_mut)]
+                let foreign = data.into_foreign();
+                #[cfg(not(umad_rs_into_foreign_mut))]
+                // This `into_foreign` gives a `*const`.
+                let foreign = data.into_foreign().cast_mut();
+                (*file).private_data = foreign;
                 bindings::stream_open(inode, file)
             }
         }
