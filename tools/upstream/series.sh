@@ -85,12 +85,27 @@ gen_abstraction() { # name
 	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" abstraction "$REPO_DIR/$core/umad_rs" "$work" "$1"
 }
 
-# The driver: the module's directory, hooked into the IB Kconfig and
-# Makefile as Kconfig at the top of this tree describes, and its
-# documentation. The out-of-tree build's own bindings and helpers stay
-# out: the kernel's cover the driver, and its Kbuild says so; the driver's
-# header and the uAPI it asserts against go to the kernel's bindings.
-gen_driver() {
+# The driver, in the steps the series lists as "gen driver NAME": the
+# first makes the module's directory (hooked into the IB Kconfig and
+# Makefile as Kconfig at the top of this tree describes, with its
+# MAINTAINERS entry) as the driver is whole, then takes each later step's
+# patch (driver-steps/NAME.patch, a diff of the driver in the tree) back
+# out, last first; each later step puts its patch back. So the last step
+# leaves the driver whole, and a change to the driver that a step's patch
+# no longer fits stops the series here, naming the step. The out-of-tree
+# build's own bindings and helpers stay out: the kernel's cover the
+# driver, and its Kbuild says so; the driver's header and the uAPI it
+# asserts against go to the kernel's bindings.
+driver_steps() {
+	awk '$1 == "gen" && $2 == "driver" { print $3 }' "$here/series"
+}
+gen_driver() { # step
+	local step later
+	if [ "$1" != "$(driver_steps | head -n1)" ]; then
+		git_work apply "$here/driver-steps/$1.patch" ||
+			die "driver-steps/$1.patch does not apply to the step before it"
+		return
+	fi
 	python3 "$here/intree.py" bindings "$REPO_DIR/$core/umad_rs" "$work" driver
 	rsync -a --exclude '*.o' --exclude '.*.cmd' --exclude '*.ko' --exclude '*.mod*' \
 		--exclude ib_umad_rs_bindings.rs --exclude ib_umad_rs_helpers.rs \
@@ -107,18 +122,27 @@ gen_driver() {
 	python3 "$here/intree.py" glue "$REPO_DIR/$core/umad_rs" "$work"
 	# Every cfg resolved for this tree: what other kernels need goes.
 	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" resolve "$REPO_DIR/$core/umad_rs" "$work"
+	# The later steps taken back out, last first.
+	for later in $(driver_steps | tail -n +2 | tac); do
+		git_work apply -R "$here/driver-steps/$later.patch" ||
+			die "driver-steps/$later.patch no longer fits the driver: make it again from the driver as it is"
+	done
 	echo 'obj-$(CONFIG_INFINIBAND_USER_MAD_RUST) += umad_rs/' >> "$work/$core/Makefile"
 	sed -i '/^config INFINIBAND_USER_ACCESS$/i source "drivers/infiniband/core/umad_rs/Kconfig"\n' \
 		"$work/drivers/infiniband/Kconfig"
 	grep -q 'umad_rs/Kconfig' "$work/drivers/infiniband/Kconfig" ||
 		die "drivers/infiniband/Kconfig has no INFINIBAND_USER_ACCESS to put the option before"
-	# The driver's part of the documentation: everything before the rig.
+	python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.entry"
+}
+
+# The driver's documentation, once the driver is whole: the module's
+# documentation up to the rig.
+gen_driver_doc() {
 	sed -n '/^The test rig$/q;p' "$REPO_DIR/Documentation/ib_umad_rs.rst" |
 		sed -e '$ { /^$/d }' > "$work/Documentation/infiniband/ib_umad_rs.rst"
 	sed -i '/^   user_mad$/a \   ib_umad_rs' "$work/Documentation/infiniband/index.rst"
 	grep -q '^   ib_umad_rs$' "$work/Documentation/infiniband/index.rst" ||
 		die "Documentation/infiniband/index.rst has no user_mad entry"
-	python3 "$here/maintainers.py" "$work/MAINTAINERS" "$here/MAINTAINERS.entry"
 }
 
 # The test HCA, as a drivers/infiniband/sw/ driver of its own, for this
