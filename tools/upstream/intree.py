@@ -797,6 +797,31 @@ IN_TREE_WORDS = {
 //! - `chrdev`, `ratelimit` and `nospec`: the kernel crate's.
 """),
     ),
+    "glue/trace.rs": (
+        ("""//! `ib_umad_rs_events.c`). In the kernel tree, where the kernel's bindings
+//! carry them, the `kernel` crate's `declare_trace!` fires them: it checks
+//! each tracepoint's key inline, a patched jump where the kernel has jump
+//! labels. Out of tree, `declare_trace!` cannot reach them, and the
+//! module's helpers check the key (`trace_*_enabled()`, as a C caller
+//! would) and fire the event: a call and a return for an event nobody
+//! enabled, asked before the event's record is put together; in the tree,
+//! the 24-byte copy of the MAD header comes first.
+//!
+//! Upstream counterpart: `kernel::tracepoint::declare_trace!`.
+""", """//! `ib_umad_rs_events.c`), which the kernel's bindings carry. The `kernel`
+//! crate's `declare_trace!` fires them: it checks each tracepoint's key
+//! inline, a patched jump where the kernel has jump labels.
+"""),
+        ("""/// The C entry point that fires `event`: `declare_trace!`'s in the tree,
+/// which asks the key itself, the module's helper out of it.""",
+         """/// The C entry point that fires `event`: `declare_trace!`'s, which asks
+/// the key itself."""),
+        ("""/// Fires `event` for a MAD whose common header is `mad`, if anyone listens.
+/// Out of tree the key is asked first; in the tree `declare_trace!` asks
+/// it, after the 24-byte copy of the header.""",
+         """/// Fires `event` for a MAD whose common header is `mad`, if anyone listens
+/// (`declare_trace!` asks, after the 24-byte copy of the header)."""),
+    ),
     "glue/bindings.rs": (
         ("""//! The bindings the glue uses, for `glue` and `infiniband` only: the
 //! kernel crate's own where the tree has the patch series (its
