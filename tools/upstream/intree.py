@@ -746,6 +746,10 @@ def decompat(text, where):
 # module's own bindings, the host tests), in the tree's words.
 IN_TREE_WORDS = {
     "ib_umad_rs_main.rs": (
+        ("""//! The crate is in four parts (Documentation/ib_umad_rs.rst, "Module
+//! layout", says where new code goes):""",
+         """//! The crate is in four parts (Documentation/infiniband/ib_umad_rs.rst,
+//! "Module layout", says where new code goes):"""),
         ("//! - `rules`: the ABI and MAD rules, plain `core` Rust, host-tested;",
          "//! - `rules`: the ABI and MAD rules, plain `core` Rust, unit-tested by KUnit;"),
         ("//! - `infiniband`: safe types over the IB core and its MAD layer (in a tree\n"

@@ -5,7 +5,7 @@
 //! makes a response, the TID rewrite, the duplicate rule for outstanding
 //! sends, and how a write or a read is cut into the MAD layer's buffers.
 //!
-//! Plain `core` Rust, built into the module and unit-tested on the host.
+//! Plain `core` Rust, built into the module, with unit tests.
 //! The numbers are `include/rdma/ib_mad.h`'s; the rules are ib_umad's
 //! (`drivers/infiniband/core/user_mad.c`) and the MAD layer's (`mad.c`).
 

@@ -3,7 +3,7 @@
 //! Device numbers of the umadN and issmN nodes, exactly as `ib_umad` lays
 //! them out.
 //!
-//! Plain `core` Rust, unit-tested on the host.
+//! Plain `core` Rust, with unit tests.
 
 /// The umad major: the first 64 ports' nodes live at 231:0-127.
 pub(crate) const UMAD_MAJOR: u32 = 231;

@@ -3,7 +3,7 @@
 //! A file's agent table: `IB_UMAD_MAX_AGENTS` numbered slots, the lowest
 //! free one taken first, as ib_umad hands out agent ids.
 //!
-//! Plain `core` Rust, unit-tested on the host.
+//! Plain `core` Rust, with unit tests.
 
 use core::mem::MaybeUninit;
 
@@ -55,7 +55,7 @@ impl SlotId {
         // target with Rust support.
         let (id, bound) = (id as usize, MAX_AGENTS as usize);
         // INVARIANT: checked here; `array_index_nospec` returns an index
-        // below the bound, and on the host anything else is a test's bug.
+        // below the bound, and anything else is a test's bug.
         u32::try_from(nospec(id, bound))
             .ok()
             .filter(|&id| id < MAX_AGENTS)
@@ -177,7 +177,7 @@ impl<A> Drop for Slots<A> {
 mod tests {
     use super::*;
 
-    /// `id` as a key, on the host: nothing bounds speculation here.
+    /// `id` as a key: a test has no speculation to bound.
     fn key(id: u32) -> SlotId {
         SlotId::new(id, |id, _| id).unwrap()
     }

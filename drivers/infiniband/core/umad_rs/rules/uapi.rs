@@ -2,7 +2,7 @@
 
 //! The userspace ABI of `/dev/infiniband/umadN`: `include/uapi/rdma/ib_user_mad.h`.
 //!
-//! Plain `core` Rust, built into the module and unit-tested on the host. The
+//! Plain `core` Rust, built into the module, with unit tests. The
 //! module also asserts these layouts against the kernel's own header (see
 //! `bindings.rs`), so a mistake here cannot reach userspace.
 
