@@ -487,6 +487,7 @@ TEST_F(data, a_blocked_poll_wakes_for_an_arrival)
 TEST_F(data, user_rmpp_segments_pass_through_verbatim)
 {
 	__u8 mad[MAD];
+	__u32 paylen;
 
 	ASSERT_EQ(0, reg_flags(&self->server, VENDOR2_CLASS, SET, 1, IB_USER_MAD_USER_RMPP));
 	ASSERT_EQ(0, reg_flags(&self->client, VENDOR2_CLASS, -1, 1, IB_USER_MAD_USER_RMPP));
@@ -496,7 +497,9 @@ TEST_F(data, user_rmpp_segments_pass_through_verbatim)
 		mad[25] = 1; /* DATA */
 		mad[26] = 1 | (seg == 1 ? 2 : 4); /* ACTIVE, FIRST or LAST */
 		mad[31] = seg; /* segment number */
-		mad[35] = seg == 1 ? 2 * RMPP_DATA : RMPP_DATA; /* payload length */
+		/* Payload length: the whole message's in the first segment. */
+		paylen = htonl(seg == 1 ? 2 * RMPP_DATA : RMPP_DATA);
+		memcpy(&mad[32], &paylen, sizeof(paylen));
 		for (int i = 40; i < MAD; i++)
 			mad[i] = i + seg;
 		ASSERT_EQ(NEW_HDR + MAD, send_to(&self->client, self->server.gid, mad, MAD, 0, 0))

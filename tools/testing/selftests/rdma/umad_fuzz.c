@@ -237,7 +237,7 @@ FIXTURE_TEARDOWN(fuzz)
 }
 
 /*
- * A long run (10^6 operations take most of an hour under KASAN and TCG) is
+ * A long run (10^6 operations take most of an hour under KASAN and emulation) is
  * bounded by the runner's limit for the program, not here.
  */
 TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)

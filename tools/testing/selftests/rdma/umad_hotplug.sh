@@ -23,6 +23,10 @@ if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ]; t
 	ktap_skip_all "no rxe0 and rxe1 (soft-RoCE on vethA and vethB)"
 	exit "$KSFT_SKIP"
 fi
+if ! command -v rdma > /dev/null; then
+	ktap_skip_all "no rdma (iproute2)"
+	exit "$KSFT_SKIP"
+fi
 ktap_set_plan 3
 
 rxe0_before=$(node_of rxe0)

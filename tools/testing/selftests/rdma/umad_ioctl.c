@@ -23,11 +23,16 @@ UMAD_NEEDS_RXE
 #define VENDOR1_CLASS 0x0a /* vendor range 1: no RMPP, no OUI, nobody else's */
 #define VENDOR2_CLASS 0x30 /* vendor range 2: OUI, RMPP */
 
-static void set_method(unsigned long *mask, int method)
+static void set_method(void *mask, int method)
 {
-	const int bits = 8 * sizeof(*mask);
+	const int bits = 8 * sizeof(unsigned long);
+	char *at = (char *)mask + method / bits * sizeof(unsigned long);
+	unsigned long word;
 
-	mask[method / bits] |= 1UL << (method % bits);
+	/* A copy: the request's longs are only 4-byte aligned. */
+	memcpy(&word, at, sizeof(word));
+	word |= 1UL << (method % bits);
+	memcpy(at, &word, sizeof(word));
 }
 
 /* REGISTER_AGENT; 0 or -errno, the agent's id in *id. */

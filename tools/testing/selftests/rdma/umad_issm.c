@@ -43,7 +43,7 @@ FIXTURE_SETUP(issm)
 	ASSERT_EQ(1, n) TH_LOG("one loopback port, one issm node");
 	snprintf(self->ibdev, sizeof(self->ibdev), "%s", nodes[0].ibdev);
 	self->port = nodes[0].port;
-	node_dev_path(&nodes[0], self->path, sizeof(self->path));
+	ASSERT_EQ(0, node_dev_path(&nodes[0], self->path, sizeof(self->path)));
 }
 
 /* In the parent: it runs even when a failed ASSERT ends the test. */

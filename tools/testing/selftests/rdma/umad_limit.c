@@ -7,7 +7,8 @@
  *
  * The MADs go over ib_loopback's fabric (the test HCA, loaded here unless
  * it is), a copy and a workqueue, which costs a fraction of rxe's UDP path.
- * Under KASAN, KCSAN or SLUB's debugging and TCG they still take minutes.
+ * Under KASAN, KCSAN or SLUB's debugging and emulation they still take
+ * minutes.
  */
 #include <endian.h>
 #include <poll.h>
@@ -142,7 +143,7 @@ FIXTURE_TEARDOWN(limit)
 		EXPECT_EQ(0, system("rmmod ib_loopback"));
 }
 
-/* 200000 MADs take minutes under KASAN and TCG: not the default 30 s. */
+/* 200000 MADs take minutes under KASAN and emulation: not the default 30 s. */
 TEST_F_TIMEOUT(limit, a_file_that_does_not_read_keeps_at_most_200001, 900)
 {
 	long get_only[16 / sizeof(long)] = { 1L << GET };

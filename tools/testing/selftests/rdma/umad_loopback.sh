@@ -18,7 +18,7 @@ BASE_LID=1
 LID_STRIDE=128
 
 # "ibdev/port name" of every umad (or issm, $1) node, sorted. Builtins
-# only in the loop: forks are slow under TCG with KASAN.
+# only in the loop: forks are slow under emulation with KASAN.
 nodes() {
 	for n in "$CLASS"/${1:-umad}*; do
 		[ -e "$n/ibdev" ] || continue

@@ -40,7 +40,8 @@ static int get_chardev(const char *ibdev, uint32_t port, const char *client,
 {
 	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh = (void *)buf;
-	int fd, index, len, ret;
+	int fd, index, ret;
+	ssize_t len;
 
 	fd = nl_open();
 	if (fd < 0)
@@ -93,7 +94,7 @@ TEST(umad_chardev_of_each_port)
 			TH_LOG("%s", nodes[i].name);
 		EXPECT_STREQ(nodes[i].name, c.name);
 		EXPECT_EQ(5u, c.abi);
-		node_dev_path(&nodes[i], path, sizeof(path));
+		ASSERT_EQ(0, node_dev_path(&nodes[i], path, sizeof(path)));
 		ASSERT_EQ(0, stat(path, &st));
 		EXPECT_EQ(st.st_rdev, c.devt);
 	}
@@ -207,7 +208,7 @@ TEST_F(smi, issm_chardev_of_a_port_with_an_smi)
 	ASSERT_EQ(0, get_chardev(nodes[0].ibdev, nodes[0].port, "issm", &c));
 	EXPECT_STREQ(nodes[0].name, c.name);
 	EXPECT_EQ(5u, c.abi);
-	node_dev_path(&nodes[0], path, sizeof(path));
+	ASSERT_EQ(0, node_dev_path(&nodes[0], path, sizeof(path)));
 	ASSERT_EQ(0, stat(path, &st));
 	EXPECT_EQ(st.st_rdev, c.devt);
 }

@@ -81,7 +81,7 @@ static inline int dev_index(int fd, const char *name)
 	struct dev_lookup l = { .name = name, .index = -ENODEV };
 	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh = (void *)buf;
-	int len;
+	ssize_t len;
 
 	memset(buf, 0, sizeof(buf));
 	nlh->nlmsg_len = NLMSG_HDRLEN;
@@ -108,7 +108,7 @@ static inline int nl_ack(int fd)
 {
 	uint32_t buf[NL_BUF / 4];
 	struct nlmsghdr *nlh;
-	int len;
+	ssize_t len;
 
 	for (;;) {
 		len = recv(fd, buf, sizeof(buf), 0);

@@ -21,7 +21,7 @@ TEST(every_umad_node_opens_and_closes)
 	n = list_mad_nodes("umad", nodes, MAX_NODES);
 	ASSERT_GE(n, 2);
 	for (int i = 0; i < n; i++) {
-		node_dev_path(&nodes[i], path, sizeof(path));
+		ASSERT_EQ(0, node_dev_path(&nodes[i], path, sizeof(path)));
 		fd = open(path, O_RDWR);
 		ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
 		EXPECT_EQ(0, close(fd));
@@ -78,7 +78,7 @@ TEST(close_after_the_device_is_gone)
 
 TEST(stale_device_node_gives_enxio)
 {
-	const char *stale = "/tmp/umad-stale";
+	char dir[] = "/tmp/umad_open.XXXXXX", stale[sizeof(dir) + 8];
 	struct mad_node nodes[MAX_NODES];
 	const struct mad_node *node;
 	int n, fd;
@@ -86,7 +86,8 @@ TEST(stale_device_node_gives_enxio)
 	n = list_mad_nodes("umad", nodes, MAX_NODES);
 	node = find_node(nodes, n, UMAD_RXE, 1);
 	ASSERT_TRUE(!!node);
-	unlink(stale);
+	ASSERT_TRUE(!!mkdtemp(dir));
+	snprintf(stale, sizeof(stale), "%s/stale", dir);
 	ASSERT_EQ(0, mknod(stale, S_IFCHR | 0600, makedev(node->major, node->minor)));
 	ASSERT_EQ(0, umad_rxe_delete());
 	fd = open(stale, O_RDWR);
@@ -95,6 +96,7 @@ TEST(stale_device_node_gives_enxio)
 	if (fd >= 0)
 		close(fd);
 	unlink(stale);
+	rmdir(dir);
 	ASSERT_EQ(0, umad_rxe_add());
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The real management stack over the umad driver, unchanged: Debian's opensm
+# The real management stack over the umad driver, unchanged: opensm
 # brings up ib_loopback's fabric (port_init=1: the ports start INIT, with no
 # LID and no SM) through the driver's umad and issm nodes, and
 # infiniband-diags ask the subnet what a user asks it, from the other end of
@@ -21,9 +21,12 @@ DRIVER=c
 grep -q '^ib_umad_rs ' /proc/modules && DRIVER=rust
 OUT=/tmp/umad_opensm.$DRIVER
 OSM_DIR=/tmp/opensm
+# opensm's own files (its guid2lid cache) there, not in the host's
+# /var/cache/opensm.
+export OSM_CACHE_DIR=$OSM_DIR/cache
 # How long opensm may take to bring the subnet up, in seconds, counted in
 # sleeps of a second, so never less: the wait ends as soon as the subnet is
-# up, and a debugging kernel under TCG may take a minute.
+# up, and a debugging kernel under emulation may take a minute.
 UP_TIMEOUT=200
 # The SM's port and the port the diags ask from: the two ends of a cable.
 SM_CA=iblo0 SM_PORT=1
@@ -89,7 +92,7 @@ check_tool() { # name pattern tool args...
 # -d2: opensm flushes its log after each line, so that "SUBNET UP" shows
 # when it happens.
 start_opensm() {
-	mkdir -p "$OSM_DIR" /var/cache/opensm /var/log
+	mkdir -p "$OSM_DIR"
 	: > "$OSM_DIR/opensm.log"
 	opensm -d2 -g "$SM_GUID" -f "$OSM_DIR/opensm.log" \
 		> "$OSM_DIR/opensm.out" 2>&1 &
@@ -127,7 +130,7 @@ nout=$(echo $OUTPUTS | wc -w)
 # 10 checks, a check of each output but opensm's errors, a comparison of each.
 ktap_set_plan $((10 + nout - 1 + nout))
 
-rm -rf "$OUT" "$OSM_DIR" /var/cache/opensm
+rm -rf "$OUT" "$OSM_DIR"
 mkdir -p "$OUT"
 grep -q '^ib_loopback ' /proc/modules && rmmod ib_loopback
 

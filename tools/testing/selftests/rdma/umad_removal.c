@@ -4,9 +4,9 @@
  * `rdma link delete`): every operation fails with its errno, waiters wake,
  * close is safe, and registration racing the removal is clean.
  *
- * ib_umad (C, 6.12) leaves a reader that is already blocked asleep forever:
- * its wait ignores the removal. ib_umad_rs wakes it with EIO
- * (expected-failures-c.txt lists that test for C).
+ * ib_umad without "RDMA/umad: Wake a blocked reader when its device goes"
+ * leaves a reader that is already blocked asleep forever: its wait ignores
+ * the removal. With it, as ib_umad_rs, the reader wakes with EIO.
  *
  * A file dies at once: from the moment poll() says POLLERR, no write
  * succeeds, though unregistering its agents one by one takes a while.

@@ -74,7 +74,7 @@ TEST(umad_char_numbers_and_device_nodes)
 		EXPECT_EQ(major, nodes[i].major) TH_LOG("%s", nodes[i].name);
 		EXPECT_EQ(minor, nodes[i].minor) TH_LOG("%s", nodes[i].name);
 
-		node_dev_path(&nodes[i], path, sizeof(path));
+		ASSERT_EQ(0, node_dev_path(&nodes[i], path, sizeof(path)));
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
 		EXPECT_TRUE(S_ISCHR(st.st_mode));
 		EXPECT_EQ(0600u, st.st_mode & 0777);
@@ -164,8 +164,9 @@ FIXTURE_SETUP(rename)
 	char path[128];
 
 	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
-	snprintf(self->ibdev_attr, sizeof(self->ibdev_attr), SYS_MAD_CLASS "/%s/ibdev",
-		 strrchr(path, '/') + 1);
+	ASSERT_GT((int)sizeof(self->ibdev_attr),
+		  snprintf(self->ibdev_attr, sizeof(self->ibdev_attr),
+			   SYS_MAD_CLASS "/%s/ibdev", strrchr(path, '/') + 1));
 	self->nl = nl_open();
 	ASSERT_LE(0, self->nl);
 	self->index = dev_index(self->nl, UMAD_RXE);
@@ -189,7 +190,7 @@ struct ibdev_reader {
 	const char *attr;
 	atomic_bool stop;
 	long reads, torn;
-	char last_torn[64];
+	char last_torn[128];
 };
 
 /*

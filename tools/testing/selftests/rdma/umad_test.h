@@ -8,8 +8,8 @@
 
 /*
  * The harness gives each test 30 s, too little for device removal cycles
- * on the debug and race kernels of SMP guests under TCG. A hang is still
- * caught: by this limit, and by the guest's per-program one.
+ * on KASAN and KCSAN kernels of emulated SMP guests. A hang is still
+ * caught: by this limit, and by the runner's per-program one.
  */
 #ifdef TEST_TIMEOUT_DEFAULT
 #undef TEST_TIMEOUT_DEFAULT
@@ -36,10 +36,10 @@
 #include <sys/utsname.h>
 
 /*
- * Time in these tests: no verdict may depend on the machine's
- * speed. The slowest guest these run on is a KASAN kernel under TCG on 2
- * cores shared with a kernel build; each time a test compares must hold
- * on one twice as slow as that. A lower bound on how long something took
+ * Time in these tests: no verdict may depend on the machine's speed. The
+ * slowest machine these are known to run on is an emulated guest with a
+ * KASAN kernel, on 2 cores shared with a kernel build; each time a test
+ * compares must hold on one twice as slow as that. A lower bound on how long something took
  * holds by nature: a slower guest only takes longer. An upper bound, or a
  * "must happen within", either comes from what the test measured or has a
  * margin its comment gives.
@@ -214,7 +214,9 @@ static inline int read_node_attr(const char *node, const char *attr, char *buf,
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), SYS_MAD_CLASS "/%s/%s", node, attr);
+	if (snprintf(path, sizeof(path), SYS_MAD_CLASS "/%s/%s", node, attr) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
 	return read_attr(path, buf, len);
 }
 
@@ -240,7 +242,9 @@ static inline int list_mad_nodes(const char *prefix, struct mad_node *nodes,
 		node->devnum = strtol(de->d_name + plen, &end, 10);
 		if (*end)
 			continue;
-		snprintf(node->name, sizeof(node->name), "%s", de->d_name);
+		if (snprintf(node->name, sizeof(node->name), "%s", de->d_name) >=
+		    (int)sizeof(node->name))
+			continue;
 		if (read_node_attr(de->d_name, "ibdev", node->ibdev,
 				   sizeof(node->ibdev)) ||
 		    read_node_attr(de->d_name, "port", buf, sizeof(buf)))
@@ -269,19 +273,22 @@ static inline int list_ib_ports(struct ib_port *ports, int max)
 	while ((dev = readdir(devs))) {
 		if (dev->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports", dev->d_name);
+		if (snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports",
+			     dev->d_name) >= (int)sizeof(path))
+			continue;
 		dir = opendir(path);
 		if (!dir)
 			continue;
 		while ((port = readdir(dir)) && n < max) {
 			if (port->d_name[0] == '.')
 				continue;
-			snprintf(ports[n].ibdev, sizeof(ports[n].ibdev), "%s",
-				 dev->d_name);
+			if (snprintf(ports[n].ibdev, sizeof(ports[n].ibdev), "%s",
+				     dev->d_name) >= (int)sizeof(ports[n].ibdev) ||
+			    snprintf(path, sizeof(path),
+				     SYS_IB_CLASS "/%s/ports/%s/link_layer",
+				     dev->d_name, port->d_name) >= (int)sizeof(path))
+				continue;
 			ports[n].port = atoi(port->d_name);
-			snprintf(path, sizeof(path),
-				 SYS_IB_CLASS "/%s/ports/%s/link_layer",
-				 dev->d_name, port->d_name);
 			if (read_attr(path, ports[n].link_layer,
 				      sizeof(ports[n].link_layer)))
 				continue;
@@ -326,11 +333,13 @@ static inline int read_gid(const char *ibdev, int port, int index,
 	return 0;
 }
 
-/* The device file of node: /dev/infiniband/<name>. */
-static inline void node_dev_path(const struct mad_node *node, char *path,
-				 size_t len)
+/* The device file of node: /dev/infiniband/<name>; -ENAMETOOLONG if len is short. */
+static inline int node_dev_path(const struct mad_node *node, char *path,
+				size_t len)
 {
-	snprintf(path, len, "/dev/infiniband/%s", node->name);
+	if (snprintf(path, len, "/dev/infiniband/%s", node->name) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 /* /dev/infiniband/<prefix>N of ibdev/port into path; -ENOENT if none. */
@@ -345,8 +354,7 @@ static inline int mad_node_path(const char *prefix, const char *ibdev, int port,
 	node = find_node(nodes, n, ibdev, port);
 	if (!node)
 		return -ENOENT;
-	node_dev_path(node, path, len);
-	return 0;
+	return node_dev_path(node, path, len);
 }
 
 /* /dev/infiniband/umadN of ibdev/port into path; -ENOENT if none. */
@@ -425,7 +433,7 @@ static inline bool loopback_available(void)
 
 /*
  * The file of the loaded module called name, as depmod lists it in
- * modules.dep: 0, or -1 where it lists none.
+ * modules.dep: 0, or -1 where it lists none (or size is too short for it).
  */
 static inline int module_file(const char *name, char *path, size_t size)
 {
@@ -451,11 +459,11 @@ static inline int module_file(const char *name, char *path, size_t size)
 			continue;
 		*colon = '\0';
 		if (line[0] == '/')
-			snprintf(path, size, "%s", line);
+			len = snprintf(path, size, "%s", line);
 		else
-			snprintf(path, size, "/lib/modules/%s/%s", uts.release, line);
+			len = snprintf(path, size, "/lib/modules/%s/%s", uts.release, line);
 		fclose(f);
-		return 0;
+		return len < size ? 0 : -1;
 	}
 	fclose(f);
 	return -1;
