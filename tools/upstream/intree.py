@@ -323,6 +323,9 @@ def kbuild(source, output):
     comment = next(i for i, line in enumerate(lines) if line.startswith("# ib_umad_rs. In a kernel tree"))
     end = lines.index("", comment)
     del lines[comment:end + 1]
+    # One newline at the end.
+    while len(lines) > 1 and not lines[-1] and not lines[-2]:
+        lines.pop()
     write(output, lines)
 
 
@@ -614,7 +617,10 @@ def glue(module, tree):
             old = f"mod {name};"
             if old not in main_lines:
                 sys.exit(f"ib_umad_rs_main.rs does not declare {name}")
-            main_lines[main_lines.index(old)] = f"use {crate_path(target)};"
+            main_lines.remove(old)
+            # With the crate's other imports, before the modules.
+            first_mod = next(i for i, line in enumerate(main_lines) if line.startswith("mod "))
+            main_lines.insert(first_mod - 1, f"use {crate_path(target)};")
             continue
         old = f"pub(crate) mod {name};"
         if old not in lines:
@@ -756,8 +762,10 @@ IN_TREE_WORDS = {
          "//!   with the patch series, the kernel crate's `kernel::infiniband`);",
          "//! - `infiniband`: the kernel crate's safe types over the IB core and its\n"
          "//!   MAD layer;"),
-        ("\n//!   lacks, and the one place where kernel versions differ (`glue::compat`).",
-         "\n//!   lacks."),
+        ("//! - `glue`: safe types over generic kernel interfaces the `kernel` crate\n"
+         "//!   lacks, and the one place where kernel versions differ (`glue::compat`).",
+         "//! - `glue`: the kernel's bindings, the tracepoints, and the kernel crate's\n"
+         "//!   generic abstractions under the names the driver uses."),
         (" or `glue`, a difference between kernels in\n//! `glue::compat`, and what the driver does with them here.",
          " or `glue`, and what the driver does with\n//! them here."),
     ),

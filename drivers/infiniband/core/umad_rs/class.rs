@@ -49,8 +49,8 @@ impl ShowClass for AbiVersion {
     }
 }
 
-/// A node's IB device, by its name (renamed with it). A show runs only
-/// while the node is added, hence while the port has its device.
+/// A node's IB device, by its name: the port's copy, renewed when the
+/// device is renamed.
 struct IbDev;
 
 impl ShowDevice<Port> for IbDev {

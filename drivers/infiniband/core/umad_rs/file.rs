@@ -198,7 +198,7 @@ impl<A> Drop for Retired<A> {
 }
 
 impl UmadFile {
-    /// Opens `port`'s umad node, whose device is `node`: `ENXIO` once its
+    /// Opens the umad node `node` of its owner, the port: `ENXIO` once its
     /// IB device is gone, `EPERM` from another network namespace.
     pub(crate) fn open(node: &Node<Port>) -> Result<Arc<Self>> {
         let mut port_state = node.owner().state.lock();
@@ -300,7 +300,7 @@ impl UmadFile {
             if nonblocking() {
                 return Err(EAGAIN);
             }
-            // Unlike ib_umad, device removal ends the wait too.
+            // Device removal ends the wait too.
             self.wait.wait_interruptible_until(|| {
                 self.queued.load(Ordering::Relaxed) > 0 || self.is_dead()
             })?;
@@ -324,7 +324,7 @@ impl UmadFile {
             state.received.push_front(packet);
             self.queued.fetch_add(1, Ordering::Relaxed);
             // A reader that found the queue empty meanwhile may have it
-            // now (ib_umad leaves it asleep until the next arrival).
+            // now, rather than at the next arrival.
             self.wait.notify_all();
         }
         copied

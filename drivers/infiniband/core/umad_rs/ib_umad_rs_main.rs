@@ -175,9 +175,8 @@ static ISSM_CLIENT: infiniband::Client<IssmClient> = infiniband::Client::new(c_s
 /// The `issm` IB client: it only answers netlink for the issm nodes, which
 /// the umad client makes. Like ib_umad's, it takes every device, so that a
 /// query about one without issm nodes gets its answer without the IB core
-/// looking for the client with `request_module`. ib_umad's says EOPNOTSUPP
-/// where there are issm nodes too (it looks for ports in its own, empty,
-/// client data); this one finds them.
+/// looking for the client with `request_module`. It finds the issm nodes
+/// in the umad client's data for the device.
 struct IssmClient;
 
 /// What the issm client keeps for one IB device.

@@ -8,8 +8,8 @@
 //! node's device is released, which an open file of the node delays until
 //! it is closed. Removal revokes the IB device (the `device` in
 //! [`PortState`] becomes `None`) under the port's lock, so no file
-//! operation can reach the device after its `remove`; sysfs shows reach it
-//! without the lock, and removal drains them first.
+//! operation can reach the device after its `remove`. The sysfs shows of
+//! `ibdev` print the port's copy of the device's name, not the device's.
 
 use crate::{
     file::UmadFile,
@@ -329,7 +329,7 @@ impl FileOps for IssmFileOps {
             IssmHold::take(node.owner().clone(), compat::file_is_nonblocking(file))?,
             GFP_KERNEL,
         )?;
-        // ib_umad would go on with a removed device here; not us. An error
+        // The device may have gone while the opener waited. An error
         // drops the hold, which gives issmN back.
         {
             let state = hold.port.state.lock();

@@ -46,7 +46,7 @@ macro_rules! ratelimit_site {
 
 /// Logs a register ioctl's refusal about `$file`'s `umadN`, as ib_umad's
 /// `dev_notice`, but rate-limited at each place (`dev_notice_ratelimited`):
-/// a program provokes these at will (ib_umad prints every one). The
+/// a program provokes these at will. The
 /// generic `register` has one place for both ioctls.
 macro_rules! notice {
     ($file:expr, $($arg:tt)*) => {{

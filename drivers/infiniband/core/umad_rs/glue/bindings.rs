@@ -19,7 +19,7 @@ pub(crate) use kernel::bindings::*;
 pub(crate) use generated::*;
 
 /// The userspace ABI that the driver's layouts are asserted against: the
-/// kernel's `uapi` crate, to which the series adds `rdma/ib_user_mad.h`.
+/// kernel's `uapi` crate, whose `uapi_helper.h` includes `rdma/ib_user_mad.h`.
 #[cfg(umad_rs_kernel_bindings)]
 use kernel::uapi as abi;
 
@@ -108,7 +108,7 @@ assert_same_layout!(
 const _: () = assert!(
     crate::rules::uapi::HdrLayout::Old.size() == core::mem::size_of::<abi::ib_user_mad_hdr_old>()
 );
-// See bindings_helper.h for why this one is checked against constants.
+// See ib_umad_rs.h for why this one is checked against constants.
 const _: () = {
     use crate::rules::uapi::RegReq;
     use core::mem::{align_of, offset_of, size_of};

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * What ib_umad_rs's Rust needs from C beyond the kernel's headers and the
- * IB core's private one (core_priv.h, for struct ib_client_nl_info, as the
- * C ib_umad uses it): the driver's tracepoints, and the layout of a uapi
- * struct that bindgen cannot give.
+ * What ib_umad_rs's Rust needs from C beyond the kernel's headers: the
+ * driver's tracepoints, and the layout of a uapi struct that bindgen cannot
+ * give.
  */
 #ifndef IB_UMAD_RS_H
 #define IB_UMAD_RS_H

@@ -3,9 +3,8 @@
  * ib_umad_rs's tracepoints: the C ib_umad's events (system "ib_umad",
  * include/trace/events/ib_umad.h) with the same names and the same record,
  * field for field, so tools written for them (samples/bpf) work unchanged.
- * Only the arguments differ: the device index and port number come as
- * values, captured under the port's lock, so an event never touches the IB
- * device (the C driver's read events dereference it unlocked).
+ * The device index and port number come as values that the port keeps,
+ * so an event never touches the IB device, which may be gone.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM ib_umad
