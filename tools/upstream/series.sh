@@ -145,6 +145,10 @@ gen_driver_doc() {
 	sed -i '/^   user_mad$/a \   ib_umad_rs' "$work/Documentation/infiniband/index.rst"
 	grep -q '^   ib_umad_rs$' "$work/Documentation/infiniband/index.rst" ||
 		die "Documentation/infiniband/index.rst has no user_mad entry"
+	# Under the driver's entry, which its first step made.
+	sed -i 's|^F:\tdrivers/infiniband/core/umad_rs/$|F:\tDocumentation/infiniband/ib_umad_rs.rst\n&|' "$work/MAINTAINERS"
+	grep -q '^F:	Documentation/infiniband/ib_umad_rs.rst$' "$work/MAINTAINERS" ||
+		die "MAINTAINERS has no entry for the driver"
 }
 
 # The test HCA, as a drivers/infiniband/sw/ driver of its own, for this
