@@ -87,7 +87,7 @@ trait AgentRequest: Sized {
     /// The registration flags (`IB_USER_MAD_USER_RMPP`); REGISTER_AGENT
     /// has none.
     fn flags(&self) -> u32;
-    /// The RMPP version the MAD layer runs for the agent; 0 for none.
+    /// The RMPP version the agent asks of the MAD layer; 0 for none.
     fn rmpp_version(&self) -> u8;
     /// What to receive unsolicited: nothing (a send-only agent), or a
     /// class's MADs; `Err` with an OUI that does not fit in 24 bits.
