@@ -323,6 +323,11 @@ def kbuild(source, output):
     comment = next(i for i, line in enumerate(lines) if line.startswith("# ib_umad_rs. In a kernel tree"))
     end = lines.index("", comment)
     del lines[comment:end + 1]
+    # The tree's driver takes ib_umad's own tracepoint header (trace_header).
+    header = lines.index("# The tracepoints' header sits beside the glue.")
+    if lines[header + 1] != "ccflags-y += -I $(src)/glue":
+        sys.exit(f"{source}: the tracepoints' header's include path is not as intree.py knows it")
+    del lines[header:header + 2]
     # One newline at the end.
     while len(lines) > 1 and not lines[-1] and not lines[-2]:
         lines.pop()
@@ -810,7 +815,9 @@ IN_TREE_WORDS = {
 """),
     ),
     "glue/trace.rs": (
-        ("""//! `ib_umad_rs_events.c`). In the kernel tree, where the kernel's bindings
+        ("""//! The C ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
+//! `ib_umad_read_send`), defined in C (`ib_umad_rs_trace.h`, created in
+//! `ib_umad_rs_events.c`). In the kernel tree, where the kernel's bindings
 //! carry them, the `kernel` crate's `declare_trace!` fires them: it checks
 //! each tracepoint's key inline, a patched jump where the kernel has jump
 //! labels. Out of tree, `declare_trace!` cannot reach them, and the
@@ -820,9 +827,11 @@ IN_TREE_WORDS = {
 //! the 24-byte copy of the MAD header comes first.
 //!
 //! Upstream counterpart: `kernel::tracepoint::declare_trace!`.
-""", """//! `ib_umad_rs_events.c`), which the kernel's bindings carry. The `kernel`
-//! crate's `declare_trace!` fires them: it checks each tracepoint's key
-//! inline, a patched jump where the kernel has jump labels.
+""", """//! ib_umad's tracepoints (`ib_umad:ib_umad_write`, `ib_umad_read_recv`,
+//! `ib_umad_read_send`), defined in `include/trace/events/ib_umad.h` and
+//! created in `ib_umad_rs_events.c`, which the kernel's bindings carry.
+//! The `kernel` crate's `declare_trace!` fires them: it checks each
+//! tracepoint's key inline, a patched jump where the kernel has jump labels.
 """),
         ("""/// The C entry point that fires `event`: `declare_trace!`'s in the tree,
 /// which asks the key itself, the module's helper out of it.""",
@@ -895,6 +904,41 @@ def resolve_driver(module, tree):
                     "--config-path", os.path.join(tree, ".rustfmt.toml")] + files, check=True)
 
 
+def trace_header(tree):
+    """The tree's driver fires ib_umad's own tracepoints, from ib_umad's
+    header, which the rdma-rc fix "RDMA/umad: Do not reach the IB device
+    from the tracepoints" gives the driver's prototype: the module's copy
+    of it (for kernels without that fix) goes, and what included it
+    includes ib_umad's."""
+    glue = os.path.join(tree, IB_CORE, "umad_rs/glue")
+    header = os.path.join(tree, "include/trace/events/ib_umad.h")
+    if "TP_PROTO(u32 dev_index, u32 port_num," not in "\n".join(read(header)):
+        sys.exit("include/trace/events/ib_umad.h has not the driver's prototype: the rdma-rc fix first")
+    os.remove(os.path.join(glue, "ib_umad_rs_trace.h"))
+    for name, old_comment, new_comment in (
+        ("ib_umad_rs.h", None, None),
+        ("ib_umad_rs_events.c",
+         """/*
+ * ib_umad_rs's tracepoints, created here; CREATE_RUST_TRACE_POINTS adds
+ * the entry points the kernel crate's declare_trace! calls, where the
+ * kernel has them.
+ */""",
+         """/*
+ * ib_umad's tracepoints, created in this module as in ib_umad (the two are
+ * never loaded together); CREATE_RUST_TRACE_POINTS adds the entry points
+ * the kernel crate's declare_trace! calls.
+ */"""),
+    ):
+        path = os.path.join(glue, name)
+        text = "\n".join(read(path))
+        if '#include "ib_umad_rs_trace.h"' not in text or (old_comment and old_comment not in text):
+            sys.exit(f"glue/{name}: not as intree.py knows it")
+        text = text.replace('#include "ib_umad_rs_trace.h"', "#include <trace/events/ib_umad.h>")
+        if old_comment:
+            text = text.replace(old_comment, new_comment)
+        write(path, text.split("\n"))
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "bindings":
         bindings(sys.argv[2], sys.argv[3], sys.argv[4])
@@ -904,6 +948,8 @@ def main():
         glue(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 4 and sys.argv[1] == "resolve":
         resolve_driver(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == "trace_header":
+        trace_header(sys.argv[2])
     elif len(sys.argv) == 4 and sys.argv[1] == "kbuild":
         kbuild(sys.argv[2], sys.argv[3])
     else:

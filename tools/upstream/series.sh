@@ -122,6 +122,7 @@ gen_driver() { # step
 	python3 "$here/intree.py" glue "$REPO_DIR/$core/umad_rs" "$work"
 	# Every cfg resolved for this tree: what other kernels need goes.
 	RUSTFMT=$RUST_BIN/rustfmt python3 "$here/intree.py" resolve "$REPO_DIR/$core/umad_rs" "$work"
+	python3 "$here/intree.py" trace_header "$work"
 	# For driver-steps.sh: the driver whole, as the tree has it.
 	[ -z "${RIG_DRIVER_WHOLE:-}" ] || rsync -a --delete "$work/$core/umad_rs/" "$RIG_DRIVER_WHOLE/"
 	# The later steps taken back out, last first.
