@@ -185,6 +185,11 @@ for ko in drivers/infiniband/core/ib_umad.ko drivers/infiniband/core/umad_rs/ib_
 	[ -e "$root$outdir/$ko" ] || missing+=" $ko"
 done
 check_result series-kernel:config "${bad:+options that did not take: $bad}${missing:+; not built:$missing}"
-# What the series flavour boots: this series' kernel.
-git -C "$work" rev-parse "series^{tree}" > "$root$outdir/.rig-series"
+# What the series flavour boots: this series' kernel, once it built whole
+# (a failed build leaves the last good kernel, which is not this series').
+if [ "${checks_failed:-0}" -eq 0 ]; then
+	git -C "$work" rev-parse "series^{tree}" > "$root$outdir/.rig-series"
+else
+	rm -f "$root$outdir/.rig-series"
+fi
 check_summary

@@ -933,7 +933,11 @@ def trace_header(tree):
         text = "\n".join(read(path))
         if '#include "ib_umad_rs_trace.h"' not in text or (old_comment and old_comment not in text):
             sys.exit(f"glue/{name}: not as intree.py knows it")
-        text = text.replace('#include "ib_umad_rs_trace.h"', "#include <trace/events/ib_umad.h>")
+        # ib_umad's header names the MAD headers' structs, as user_mad.c
+        # includes them before it.
+        needed = ["rdma/ib_mad.h", "rdma/ib_user_mad.h", "trace/events/ib_umad.h"]
+        text = text.replace('#include "ib_umad_rs_trace.h"', "\n".join(
+            f"#include <{h}>" for h in needed if f"#include <{h}>" not in text))
         if old_comment:
             text = text.replace(old_comment, new_comment)
         write(path, text.split("\n"))
