@@ -56,7 +56,6 @@ open_case() {
 }
 close_case() {
 	local try
-	if mountpoint -q "$case_root/proc"; then umount "$case_root/proc"; fi
 	# What dpkg started in the case may take a moment to let go of it.
 	for try in 1 2 3 4 5 6 7 8 9 10; do
 		mountpoint -q "$case_root" || break

@@ -123,10 +123,7 @@ if [ -e "$out/.rig-built" ]; then
 	exit 0
 fi
 
-umount_proc() { if mountpoint -q "$root/proc"; then umount "$root/proc"; fi; }
-# A killed run may have left /proc mounted: unmount it before removing, and
-# never let rm cross into a mount.
-umount_proc
+# Never let rm cross into a mount.
 rm -rf --one-file-system "$out"
 mkdir -p "$out"
 logf=$out/build.log

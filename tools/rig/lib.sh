@@ -88,18 +88,16 @@ kbuild_dir() { # kernel tree, what
 	fi
 }
 
-# Runs a command in a build root, as root with a clean environment.
+# Runs a command in a build root, as root with a clean environment. objtool
+# and dpkg read /proc: the command gets its own, in a mount namespace of its
+# own, so calls that run at once in one root (the lints beside the rdma-rc
+# build) never unmount each other's, and none outlives its command.
 in_build_root() { # root, command...
-	local root=$1 status=0 mounted=
+	local root=$1
 	shift
-	# objtool reads /proc; what this call mounts, it unmounts.
-	if ! mountpoint -q "$root/proc"; then
-		mount -t proc proc "$root/proc" && mounted=1
-	fi
-	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@" || status=$?
-	[ -z "$mounted" ] || umount "$root/proc"
-	return $status
+	unshare --mount --propagation private -- sh -c 'mount -t proc proc "$1/proc" && exec chroot "$@"' \
+		in_build_root "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "$@"
 }
 
 # kbuild for the out-of-tree directory m (from kbuild_dir) against a tree:
