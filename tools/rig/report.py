@@ -25,7 +25,11 @@ exits non-zero on anything unexpected:
   program C runs), or a test of a program that ran; a driver the guest
   said it would run ("@@rig drivers", from rig.drivers) whose phase did
   not run; a test or
-  result reported twice; a guest that did not finish.
+  result reported twice; a guest that did not finish;
+- on the series kernel, a test of one of the driver's earlier steps
+  ("step-NAME", a phase of its own that runs the tests of what the driver
+  has by then) that does not pass where the whole driver passes it: a
+  skip or a failure is the step's only where ib_umad_rs has the same.
 
 A test is "<program>:<name>": the harness's "<fixture>[.<variant>].<test>",
 a KTAP description (the text between the test number and " # ") with each
@@ -67,6 +71,8 @@ import sys
 from dataclasses import dataclass, field
 
 DRIVERS = ("c", "rust")
+# The phases of the driver's earlier steps, judged against ib_umad_rs's.
+STEP = "step-"
 FLAVOURS = ("debian", "sid", "rdma-rc", "series", "debug", "race", "plain", "lean")
 # KTAP: "ok|not ok <number> [<description>] [# <directive> [<reason>]]".
 RESULT = re.compile(r"(ok|not ok) (\d+)(?: (.*))?$")
@@ -219,6 +225,15 @@ def parse_result(line):
 def read_log(path):
     results = {d: {} for d in DRIVERS}
     runs, started = {}, {d: set() for d in DRIVERS}
+
+    def phase(driver):
+        """Whether driver is one the log's lines may name; a step's is
+        taken in when first named."""
+        if driver.startswith(STEP):
+            results.setdefault(driver, {})
+            started.setdefault(driver, set())
+        return driver in results
+
     begun, ended, finished, details, drivers, twice = set(), set(), False, [], [], []
     with open(path, errors="replace") as f:
         for line in f:
@@ -226,12 +241,12 @@ def read_log(path):
             words = line.split(" ", 3)
             if line.startswith("@@rig drivers ") and not drivers:
                 drivers = [d for d in line.split()[2].split(",") if d]
-            if line.startswith("@@tap ") and len(words) == 4 and words[1] in results:
+            if line.startswith("@@tap ") and len(words) == 4 and phase(words[1]):
                 driver, program, text = words[1:]
                 run = runs.setdefault((driver, program), Run())
                 run.lines.append(text)
                 twice += [(driver, t) for t in read_tap(program, run, text, results[driver])]
-            elif line.startswith("@@result ") and len(words) >= 4 and words[1] in results:
+            elif line.startswith("@@result ") and len(words) >= 4 and phase(words[1]):
                 outcome = "pass" if words[3].startswith("ok") else "fail"
                 if words[2] in results[words[1]]:
                     twice.append((words[1], words[2]))
@@ -240,7 +255,7 @@ def read_log(path):
                 begun.add(line.split()[2])
             elif line.startswith("@@rig phase ") and line.endswith(" end"):
                 ended.add(line.split()[2])
-            elif line.startswith("@@start ") and len(words) == 3 and words[1] in started:
+            elif line.startswith("@@start ") and len(words) == 3 and phase(words[1]):
                 started[words[1]].add(words[2])
                 runs[(words[1], words[2])] = Run()
             elif line.startswith("@@exit ") and len(words) == 4:
@@ -353,6 +368,23 @@ def judge(test, d, log, ran, flavour, xfail, skip, xfail_list):
     return "FAIL", problems
 
 
+def judge_step(test, d, log):
+    """(cell, problems) of one test against one of the driver's steps: a
+    test not in the step's share shows "-"; one the step does not pass,
+    ib_umad_rs must not pass either."""
+    result = log.results[d].get(test)
+    if result is None:
+        return "-", []
+    if result.outcome == "pass":
+        return "ok", []
+    whole = log.results["rust"].get(test)
+    if whole is not None and whole.outcome == result.outcome:
+        return ("xskip" if result.outcome == "skip" else "xfail"), []
+    verb = "skips" if result.outcome == "skip" else "fails"
+    return result.outcome.upper(), [f"{verb} at this step, where ib_umad_rs "
+                                    f"{'passes it' if whole else 'does not run it'}"]
+
+
 def main(argv):
     flavour, log_path, xfail_c, xfail_rust, skips_path = argv
     check_flavours("report.py", [flavour])
@@ -362,17 +394,22 @@ def main(argv):
     skips = read_expected_skips(skips_path, flavour)
     log = read_log(log_path)
     ran = [d for d in DRIVERS if log.results[d] or d in log.ended or d in log.drivers]
-    tests = sorted(set().union(*(log.results[d] for d in ran)))
+    steps = [d for d in log.results if d.startswith(STEP)]
+    tests = sorted(set().union(*(log.results[d] for d in ran + steps)))
 
     passed = failed = xfailed = xskipped = 0
     problems, shown = [], []
     width = max([len(t) for t in tests] + [10])
-    print(f"{'test':<{width}}  " + "  ".join(f"{d:<6}" for d in ran))
+    columns = {d: d.removeprefix(STEP) for d in ran + steps}
+    print(f"{'test':<{width}}  " + "  ".join(f"{c:<6}" for c in columns.values()))
     for test in tests:
         cells = []
-        for d in ran:
-            cell, wrong = judge(test, d, log, ran, flavour, expected[d].get(test),
-                                skips[d].get(test), xfail_lists[d])
+        for d in ran + steps:
+            if d in steps:
+                cell, wrong = judge_step(test, d, log)
+            else:
+                cell, wrong = judge(test, d, log, ran, flavour, expected[d].get(test),
+                                    skips[d].get(test), xfail_lists[d])
             passed += cell == "ok"
             xfailed += cell == "xfail"
             xskipped += cell == "xskip"
@@ -380,7 +417,7 @@ def main(argv):
             problems += [f"{d}: {test} {w}" for w in wrong]
             if wrong and test in log.results[d]:
                 shown.append((f"{d}: {test}", log.results[d][test].lines))
-            cells.append(f"{cell:<6}")
+            cells.append(f"{cell:<{max(6, len(columns[d]))}}")
         print(f"{test:<{width}}  " + "  ".join(cells))
 
     # An entry of a program left out (rig.tests) says nothing; one of a

@@ -186,6 +186,22 @@ case $ko in
 esac
 if [ "$flavour" = series ]; then
 	cp "$kdir/drivers/infiniband/sw/ib_loopback/ib_loopback.ko" "$stage/lib/modules/test/"
+	# The driver's steps but its last, as build.sh built them, each with
+	# the tests of what it has by then (driver-steps/NAME.tests): a phase
+	# each before ib_umad_rs's, after C's (umad_opensm.sh compares each
+	# driver's outputs with C's, where C ran first).
+	steps=
+	for step_ko in "$kdir"/driver-steps/*.ko; do
+		step=$(basename "$step_ko" .ko)
+		list=$REPO_DIR/tools/upstream/driver-steps/${step#*-}.tests
+		[ -e "$list" ] || die "no list of the tests of the driver's step ${step#*-}: $list"
+		mkdir -p "$stage/lib/modules/test/steps/$step"
+		cp "$step_ko" "$stage/lib/modules/test/steps/$step/ib_umad_rs.ko"
+		sed -e 's/#.*//' -e 's/ *$//' -e '/^$/d' "$list" > "$stage/lib/modules/test/steps/$step/tests"
+		steps+=step-${step#*-},
+	done
+	[ -n "$steps" ] || die "the series kernel has no driver steps: run tools/upstream/build.sh"
+	case $mode,$drivers in suite,*step-*) ;; suite,*rust*) drivers=${drivers/rust/${steps}rust} ;; esac
 else
 	bash "$RIG_DIR/test-modules.sh" "$kdir" | while read -r test_ko; do
 		cp "$test_ko" "$stage/lib/modules/test/"
@@ -280,6 +296,10 @@ log=$logdir/$flavour-$mode.log
 cmdline=
 [ "$mode" != demo ] || cmdline=quiet
 cmdline+=" rig.flavour=$flavour"
+# Room for what a test program makes the kernel print (a flood of
+# notices, a lockdep report) until the guest moves it out of the ring
+# (its kernel_log, after each program): 128 KB by default.
+cmdline+=" log_buf_len=4M"
 # On the series kernel KUnit prints its KTAP (hundreds of lines at boot,
 # the driver's suites when it loads) at KERN_INFO, and the console prints
 # asynchronously: a line of the guest's written meanwhile came out split

@@ -5,9 +5,10 @@
 # and bindgen 0.71.1), and checks each as Documentation/rust/ asks of a
 # Rust patch: it builds with CLIPPY=1 and the kernel's lints without a
 # warning in the files it touches, make rustfmtcheck is clean, and, where
-# it touches rust/, make rustdoc is clean. The whole series' kernel is
-# what the series flavour boots (tools/rig/vm.sh series), its test HCA
-# among its modules. The configuration is the rig's test kernel
+# it touches rust/, make rustdoc is clean. The whole series' kernel, built
+# again without CLIPPY=1, is what the series flavour boots (tools/rig/vm.sh
+# series), its test HCA among its modules, with the module of each of the
+# driver's steps but the last beside it (driver-steps/N-NAME.ko). The configuration is the rig's test kernel
 # (tools/rig/kernel/base.config and suite.config) plus kernel.config here.
 # One line per patch, then "N passed, N failed".
 # The objects stay in the root, one build directory for every patch: each
@@ -139,13 +140,14 @@ check_driver_step() { # commit
 	echo "$why"
 }
 
+# The driver's steps but its last (which the whole series has).
+steps=$(git -C "$work" rev-list --reverse "$base..series" -- drivers/infiniband/core/umad_rs | head -n -1)
 if [ "$mode" = whole ]; then
+	log "building the kernel with the whole series with CLIPPY=1 (cold: 34 CPU-minutes, 32 minutes beside the lean 6.12 kernel's build, on an idle 2-core machine of the project's kind, 2026-11-28; after a change, what it changes)"
+	checked "whole-series-$(git -C "$work" rev-list --count "$base..series")-patches" series "$base"
 	# The driver's steps but its last (which the whole series has), each
-	# as it builds alone; then the whole series builds again what they
-	# changed.
-	steps=$(git -C "$work" rev-list --reverse "$base..series" -- drivers/infiniband/core/umad_rs)
-	stepped=
-	for commit in $(head -n -1 <<<"$steps"); do
+	# as it builds alone.
+	for commit in $steps; do
 		name=driver-step:$(git -C "$work" log -1 --format=%f "$commit")
 		done_file=$root$outdir/.rig-patch/$(git -C "$work" rev-parse "$commit^{tree}")-step-$checks_key
 		if [ -e "$done_file" ]; then
@@ -154,25 +156,54 @@ if [ "$mode" = whole ]; then
 			cache_note cold "series-kernel:$name"
 			check_driver_step "$commit" > "$done_file.new"
 			mv "$done_file.new" "$done_file"
-			stepped=1
 		fi
 		check_result "series-kernel:$name" "$(cat "$done_file")"
 	done
-	log "building the kernel with the whole series with CLIPPY=1 (cold: 34 CPU-minutes, 32 minutes beside the lean 6.12 kernel's build, on an idle 2-core machine of the project's kind, 2026-11-28; after a change, what it changes)"
-	checked "whole-series-$(git -C "$work" rev-list --count "$base..series")-patches" series "$base"
-	if [ -n "$stepped" ]; then
-		# What the steps built, built again as the whole series has it.
-		git -C "$work" checkout -q -f series
-		merge_config
-		in_root "${kmake[@]}" "$jobs" bzImage modules > "$root$outdir/logs/after-steps.log" 2>&1 ||
-			check_result series-kernel:after-driver-steps "does not build again after the driver's steps"
-	fi
 else
 	log "building the kernel at each patch with CLIPPY=1 (cold, the first takes 10-15 minutes on 2 idle cores; each next one rebuilds what it changes)"
 	for commit in $(git -C "$work" rev-list --reverse "$base..series"); do
 		checked "$(git -C "$work" log -1 --format=%f "$commit")" "$commit"
 	done
 fi
+# The kernel the series flavour boots, built as a kernel is: without
+# CLIPPY=1, as clippy-driver's code differs (a module of one build
+# does not link against the other's kernel crate). Then each step's
+# module against it, for the series flavour, which runs the tests of
+# what each has by then; named as the series file names the steps,
+# and kept for this series' kernel.
+boot_kernel() {
+	git -C "$work" checkout -q -f series
+	merge_config
+	in_root "${kmake[@]}" "$jobs" bzImage modules > "$root$outdir/logs/boot.log" 2>&1
+}
+boot_kernel || check_result series-kernel:boot "does not build without CLIPPY=1"
+names=$(awk '$1 == "gen" && $2 == "driver" { print $3 }' "$here/series")
+[ "$(wc -w <<<"$steps")" = "$(($(wc -l <<<"$names") - 1))" ] ||
+	die "the series file names $(wc -l <<<"$names") driver steps, the series has $(($(wc -w <<<"$steps") + 1))"
+series_tree=$(git -C "$work" rev-parse "series^{tree}")
+rm -rf "$root$outdir/driver-steps"
+mkdir -p "$root$outdir/driver-steps"
+built= n=0
+for commit in $steps; do
+	n=$((n + 1))
+	step=$(sed -n "${n}p" <<<"$names")
+	ko=$root$outdir/.rig-patch/$(git -C "$work" rev-parse "$commit^{tree}")-module-$series_tree-$checks_key.ko
+	if [ ! -e "$ko" ]; then
+		git -C "$work" checkout -q -f "$commit"
+		merge_config
+		if in_root "${kmake[@]}" "$jobs" drivers/infiniband/core/umad_rs/ib_umad_rs.ko \
+			> "$root$outdir/logs/step-$step.log" 2>&1; then
+			cp "$root$outdir/drivers/infiniband/core/umad_rs/ib_umad_rs.ko" "$ko"
+		else
+			check_result "series-kernel:driver-step-module:$step" "does not build without CLIPPY=1"
+		fi
+		built=1
+	fi
+	[ ! -e "$ko" ] || cp "$ko" "$root$outdir/driver-steps/$n-$step.ko"
+done
+# What the steps' modules built, built again as the whole series has it.
+[ -z "$built" ] || boot_kernel ||
+	check_result series-kernel:after-driver-steps "does not build again after the driver's steps"
 git -C "$work" checkout -q -f series
 
 # The whole series has every option of the fragment, and both drivers.

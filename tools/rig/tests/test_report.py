@@ -120,6 +120,47 @@ class Report(unittest.TestCase):
         self.assertFails(self.judge(both("umad_open", output, rc=1)),
                          "c: umad_open:x is reported more than once")
 
+    # The driver's earlier steps (the series kernel): each passes its share.
+
+    def with_step(self, step_tests, whole_tests):
+        """A series run: a step's phase of umad_ioctl, then C's and the
+        whole driver's."""
+        return ["@@rig drivers step-agents,c,rust"] + \
+            phase("step-agents", program("step-agents", "umad_ioctl", harness(*step_tests))) + \
+            phase("c", program("c", "umad_ioctl", harness(*whole_tests))) + \
+            phase("rust", program("rust", "umad_ioctl", harness(*whole_tests))) + \
+            ["@@rig verdict done"]
+
+    def test_a_step_passing_its_share_passes(self):
+        out = self.assertPasses(self.judge(self.with_step(
+            [("global.register", "pass", [])],
+            [("global.register", "pass", []), ("global.register_rmpp", "pass", [])]), "series"))
+        self.assertIn("agents", out.splitlines()[0])
+        self.assertRegex(out, r"global.register_rmpp +ok +ok +-")
+        self.assertEqual(self.counts(out), (5, 0, 0))
+
+    def test_a_step_failing_what_the_driver_passes_fails(self):
+        self.assertFails(self.judge(self.with_step(
+            [("global.register", "fail", ["# register: Test failed"])],
+            [("global.register", "pass", [])]), "series"),
+            "step-agents: umad_ioctl:global.register fails at this step, where ib_umad_rs passes it")
+
+    def test_a_step_skipping_what_the_driver_runs_fails(self):
+        self.assertFails(self.judge(self.with_step(
+            [("global.register", "skip", ["no device"])],
+            [("global.register", "pass", [])]), "series"),
+            "step-agents: umad_ioctl:global.register skips at this step, where ib_umad_rs passes it")
+
+    def test_a_step_may_skip_what_the_driver_skips(self):
+        skip = [("global.register", "skip", ["no 32-bit"])]
+        out = self.assertPasses(self.judge(self.with_step(skip, skip), "series",
+                                           skips="umad_ioctl:global.register @series 32-bit | expect: no 32-bit\n"))
+        self.assertEqual(self.counts(out), (0, 0, 3))
+
+    def test_a_step_whose_phase_did_not_run_fails(self):
+        log = ["@@rig drivers step-module,c,rust"] + both("umad_open", harness(("global.open", "pass", [])))
+        self.assertFails(self.judge(log, "series"), "step-module: its phase did not run")
+
     # Programs: exit status, Bail out!, plan, the guest's time.
 
     def test_a_program_cut_off_by_the_guests_time_fails(self):

@@ -599,6 +599,10 @@ static struct ib_mr *lo_get_dma_mr(struct ib_pd *pd, int access)
 	return mr ? mr : ERR_PTR(-ENOMEM);
 }
 
+/*
+ * The IB core registers no device without reg_user_mr; the loopback HCA
+ * has no userspace verbs, so it refuses every user MR.
+ */
 static struct ib_mr *lo_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				    u64 virt_addr, int access,
 #ifdef LO_REG_USER_MR_DMAH

@@ -176,12 +176,11 @@ TEST_F(issm, a_signal_ends_the_wait)
 /*
  * The device goes while one task holds issmN and another waits to open it.
  * When the holder closes, the waiter must fail with ENXIO and leave the
- * removed device alone. The C ib_umad calls ib_modify_port() on a NULL
- * device there: against it this test fails
- * without running the case, which would oops the kernel and leave ib_umad
- * stuck loaded (expected-failures-c.txt), unless UMAD_C_FIXED=1 says the
- * C driver has the fix ("RDMA/umad: Fail an issm open that waited out its
- * device's removal").
+ * removed device alone. Until "RDMA/umad: Fail an issm open that waited out
+ * its device's removal", ib_umad called ib_modify_port() on a NULL device
+ * there: on a kernel without that fix, UMAD_C_FIXED=0 makes this test fail
+ * against ib_umad without running the case, which would oops it and leave
+ * ib_umad stuck loaded.
  */
 TEST_F(issm, a_waiting_opener_gets_enxio_when_the_device_goes)
 {

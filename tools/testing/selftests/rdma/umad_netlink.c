@@ -193,9 +193,9 @@ FIXTURE_TEARDOWN_PARENT(smi)
 
 /*
  * Where the port has an SMI, the issm client names its issmN, as the umad
- * client names umadN. ib_umad's issm client has no add, so its
- * get_nl_info finds no device data and answers EOPNOTSUPP for every port
- * (expected-failures-c.txt).
+ * client names umadN. Until "RDMA/umad: Answer the issm client's netlink
+ * query", ib_umad's issm client had no add, so its get_nl_info found no
+ * device data and answered EOPNOTSUPP for every port.
  */
 TEST_F(smi, issm_chardev_of_a_port_with_an_smi)
 {

@@ -123,11 +123,11 @@ TEST_F(removal, every_operation_fails_after_it)
 /*
  * With ib_umad's events enabled, a write on a file whose device is gone
  * fires ib_umad_write before it fails with EIO: the event must not reach
- * the removed device. The C ib_umad's event reads file->port->ib_dev, NULL
- * by then: against it this test fails without running the case, which
- * would oops the kernel (expected-failures-c.txt), unless UMAD_C_FIXED=1
- * says the C driver has the fix ("RDMA/umad: Do not reach the IB device
- * from the tracepoints"). SKIPs on a kernel without event tracing.
+ * the removed device. Until "RDMA/umad: Do not reach the IB device from the
+ * tracepoints", ib_umad's event read file->port->ib_dev, NULL by then: on
+ * a kernel without that fix, UMAD_C_FIXED=0 makes this test fail against
+ * ib_umad without running the case, which would oops it. SKIPs on a
+ * kernel without event tracing.
  */
 TEST_F(removal, a_traced_write_after_it_fails_with_eio)
 {
@@ -590,8 +590,8 @@ static bool flood_more(struct log_flood *f)
  * At least one line, at most a burst for each window the lines can fall in;
  * a driver that prints every one fails that as the flood outnumbers the
  * windows' lines. A guest too slow to outnumber them cannot tell: SKIP.
- * The failure says "<lines> for 200 <what>" (expected-failures-c.txt
- * expects it of C), and of all the flood if it went on.
+ * The failure says "<lines> for 200 <what>", and of all the flood if it
+ * went on.
  */
 static void flood_judge(struct __test_metadata *_metadata, struct log_flood *f,
 			const char *lines, const char *what)
@@ -620,8 +620,8 @@ static void flood_judge(struct __test_metadata *_metadata, struct log_flood *f,
 /*
  * A program can provoke the driver's notices at will, here by registering
  * on a file whose device is gone: at most printk_ratelimited's burst of 10
- * reach the log in each 5 s window. ib_umad prints every one
- * (expected-failures-c.txt).
+ * reach the log in each 5 s window. ib_umad printed every one until "RDMA/umad:
+ * Rate-limit the messages a register ioctl prints".
  *
  * At least one must: none is right only while an earlier test's window at
  * the same call site is open and spent (registration_races_removal and
@@ -644,7 +644,8 @@ TEST_F(removal, notices_a_program_provokes_are_rate_limited)
  * file opened without IB_USER_MAD_ENABLE_PKEY prints two lines ("did not
  * enable P_Key index support"), and a program that opens, registers and
  * closes in a loop gets at most printk_ratelimited's burst of 10 of them a
- * window. ib_umad prints them for every file (expected-failures-c.txt).
+ * window. ib_umad printed them for every file until "RDMA/umad: Rate-limit
+ * the messages a register ioctl prints".
  */
 TEST(the_old_abi_warning_a_program_provokes_is_rate_limited)
 {

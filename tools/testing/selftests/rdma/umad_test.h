@@ -470,15 +470,16 @@ static inline int module_file(const char *name, char *path, size_t size)
 }
 
 /*
- * UMAD_C_FIXED=1 in the environment: the C ib_umad under test has the
- * fixes of the patch series for its faults (tools/upstream/), so the tests
- * that would oops an unfixed one run against it too.
+ * Whether the C ib_umad under test has the fixes of the faults that would
+ * oops it: yes, unless UMAD_C_FIXED=0 in the environment says that it is
+ * a kernel from before them, where the tests that would oops it fail
+ * without running the case.
  */
 static inline bool c_driver_fixed(void)
 {
 	const char *fixed = getenv("UMAD_C_FIXED");
 
-	return fixed && !strcmp(fixed, "1");
+	return !fixed || strcmp(fixed, "0");
 }
 
 /* The loaded umad driver's module name (ib_umad or ib_umad_rs), or NULL. */

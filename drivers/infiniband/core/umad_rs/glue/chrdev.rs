@@ -189,13 +189,7 @@ impl<O> Class<O> {
 
     /// Registers the class until the returned guard is dropped.
     pub(crate) fn register(&'static self) -> Result<ClassRegistration<O>> {
-        let nodes = Arc::pin_init(
-            pin_init!(Holders {
-                count <- new_spinlock!(1),
-                none_left <- new_condvar!(),
-            }),
-            GFP_KERNEL,
-        )?;
+        let nodes = Arc::pin_init(Holders::new(), GFP_KERNEL)?;
         if self.registered.swap(true, Ordering::AcqRel) {
             return Err(EBUSY);
         }
@@ -371,6 +365,19 @@ struct Holders {
 }
 
 impl Holders {
+    /// The registration, the one holder.
+    ///
+    /// Not in the generic [`Class::register`]: lockdep takes a lock class
+    /// as one key with one name, and a generic function's static key is
+    /// one for all its instances while each instance, in whichever module
+    /// it is built, has its own copy of the name.
+    fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            count <- new_spinlock!(1),
+            none_left <- new_condvar!(),
+        })
+    }
+
     /// One holder more.
     fn hold(&self) {
         *self.count.lock() += 1;
