@@ -54,7 +54,6 @@ use kernel::{
     c_str, device,
     error::to_result,
     ffi::c_char,
-    new_condvar, new_spinlock,
     prelude::*,
     str::{CStr, CString},
     sync::{Arc, CondVar, SpinLock},
@@ -366,15 +365,16 @@ struct Holders {
 
 impl Holders {
     /// The registration, the one holder.
-    ///
-    /// Not in the generic [`Class::register`]: lockdep takes a lock class
-    /// as one key with one name, and a generic function's static key is
-    /// one for all its instances while each instance, in whichever module
-    /// it is built, has its own copy of the name.
     fn new() -> impl PinInit<Self> {
+        // Lockdep takes a lock class as one key with one name, compared by
+        // address. The initialiser is built in each module that registers
+        // a class, where a literal name would be that module's copy, while
+        // the key is the kernel crate's static: so is the name.
+        static COUNT: &CStr = c_str!("chrdev::Holders::count");
+        static NONE_LEFT: &CStr = c_str!("chrdev::Holders::none_left");
         pin_init!(Self {
-            count <- new_spinlock!(1),
-            none_left <- new_condvar!(),
+            count <- SpinLock::new(1, COUNT, kernel::static_lock_class!()),
+            none_left <- CondVar::new(NONE_LEFT, kernel::static_lock_class!()),
         })
     }
 

@@ -12,9 +12,8 @@ use core::{
     ptr::NonNull,
 };
 use kernel::{
-    device,
+    c_str, device,
     error::to_result,
-    new_condvar, new_spinlock,
     prelude::*,
     str::CStr,
     sync::{CondVar, SpinLock},
@@ -214,12 +213,15 @@ pub(super) struct Users {
 impl Users {
     /// No handle yet to `device`.
     pub(super) fn new(device: &Device) -> impl PinInit<Self> {
+        // The names are statics, as the keys are: see `chrdev::Holders::new`.
+        static COUNT: &CStr = c_str!("infiniband::Users::count");
+        static NONE_LEFT: &CStr = c_str!("infiniband::Users::none_left");
         let device = NonNull::from(&device.0).cast();
         // INVARIANT: no handle exists yet.
         pin_init!(Self {
             device,
-            count <- new_spinlock!(0),
-            none_left <- new_condvar!(),
+            count <- SpinLock::new(0, COUNT, kernel::static_lock_class!()),
+            none_left <- CondVar::new(NONE_LEFT, kernel::static_lock_class!()),
         })
     }
 
