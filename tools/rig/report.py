@@ -381,8 +381,9 @@ def judge_step(test, d, log):
     if whole is not None and whole.outcome == result.outcome:
         return ("xskip" if result.outcome == "skip" else "xfail"), []
     verb = "skips" if result.outcome == "skip" else "fails"
+    did = {"pass": "passes it", "fail": "fails it", "skip": "skips it"}
     return result.outcome.upper(), [f"{verb} at this step, where ib_umad_rs "
-                                    f"{'passes it' if whole else 'does not run it'}"]
+                                    f"{did[whole.outcome] if whole else 'does not run it'}"]
 
 
 def main(argv):

@@ -204,7 +204,7 @@ step "series: kernel built with clippy, rustfmtcheck, rustdoc" summary "$tmp/ser
 # The series kernel's suite, in the background: a guest of two vCPUs
 # whose tests take their bounds from what they measure, beside the checks
 # below, which build and install on about one core.
-quiet=1 step "suite: series and driver steps (7.3, lockdep, SLUB, kmemleak)" summary "$tmp/suite-series" \
+quiet=1 step "suite: series and driver steps (7.3, lockdep, KFENCE, SLUB)" summary "$tmp/suite-series" \
 	bash "$RIG_DIR/differential.sh" series &
 beside=$!
 # What follows in this lane yields to the series suite: the longest
@@ -264,7 +264,7 @@ cat "$tmp/suite-rdma-rc"
 log "waiting for the series suite"
 wait "$beside"
 beside=
-expect_row "suite: series and driver steps (7.3, lockdep, SLUB, kmemleak)"
+expect_row "suite: series and driver steps (7.3, lockdep, KFENCE, SLUB)"
 cat "$tmp/suite-series"
 
 # One round per driver, in one boot, shows the benchmark works. Those in

@@ -192,6 +192,7 @@ if [ "$flavour" = series ]; then
 	# driver's outputs with C's, where C ran first).
 	steps=
 	for step_ko in "$kdir"/driver-steps/*.ko; do
+		[ -e "$step_ko" ] || continue
 		step=$(basename "$step_ko" .ko)
 		list=$REPO_DIR/tools/upstream/driver-steps/${step#*-}.tests
 		[ -e "$list" ] || die "no list of the tests of the driver's step ${step#*-}: $list"
@@ -258,6 +259,15 @@ done
 # race, and series with SLUB's debugging, lockdep and kmemleak) run
 # several times slower. A program's own limit is for a hang, not for pace: a guest that shares its cores with two others
 # (test.sh) or a kernel build runs at a fraction of its speed.
+# A step's list names programs the kernel's runner has (a program that
+# is not there would leave the step's share smaller, unseen).
+for tests in "$stage"/lib/modules/test/steps/*/tests; do
+	[ -e "$tests" ] || continue
+	cut -d' ' -f1 "$tests" | while read -r program; do
+		grep -qx "rdma:$program" "$stage/kselftest/kselftest-list.txt" ||
+			die "$tests names $program, which the selftests do not have"
+	done
+done
 ntests=$(grep -c '^rdma:umad_' "$stage/kselftest/kselftest-list.txt")
 [ -z "${RIG_TESTS:-}" ] || ntests=$(echo "$RIG_TESTS" | tr , '\n' | wc -l)
 ndrivers=$(echo "$drivers" | tr , '\n' | wc -l)

@@ -63,8 +63,8 @@ fi
 # patch that adds it (INFINIBAND_USER_MAD_RUST, with the driver's patch).
 merge_config() {
 	in_root "$tree/scripts/kconfig/merge_config.sh" -m -O "$outdir" "$outdir/.config" \
-		"$outdir/rig.config" > /dev/null 2>&1
-	in_root "${kmake[@]}" -s olddefconfig
+		"$outdir/rig.config" > /dev/null 2>&1 &&
+		in_root "${kmake[@]}" -s olddefconfig
 }
 
 # One patch, or the commits from a base to one: the build (incremental),
@@ -168,13 +168,15 @@ fi
 # The kernel the series flavour boots, built as a kernel is: without
 # CLIPPY=1, as clippy-driver's code differs (a module of one build
 # does not link against the other's kernel crate). Then each step's
-# module against it, for the series flavour, which runs the tests of
-# what each has by then; named as the series file names the steps,
-# and kept for this series' kernel.
+# module, for the series flavour, which runs the tests of what each has
+# by then: built in the same tree at the step's commit, whose kernel
+# crate differs from the booted one's only in the bindings of the
+# driver's header (declarations, which no exported symbol takes), and
+# linked against the booted kernel's symbols. Named as the series file
+# names the steps, and kept for this series' kernel.
 boot_kernel() {
-	git -C "$work" checkout -q -f series
-	merge_config
-	in_root "${kmake[@]}" "$jobs" bzImage modules > "$root$outdir/logs/boot.log" 2>&1
+	git -C "$work" checkout -q -f series && merge_config &&
+		in_root "${kmake[@]}" "$jobs" bzImage modules > "$root$outdir/logs/boot.log" 2>&1
 }
 boot_kernel || check_result series-kernel:boot "does not build without CLIPPY=1"
 names=$(awk '$1 == "gen" && $2 == "driver" { print $3 }' "$here/series")
@@ -193,7 +195,8 @@ for commit in $steps; do
 		merge_config
 		if in_root "${kmake[@]}" "$jobs" drivers/infiniband/core/umad_rs/ib_umad_rs.ko \
 			> "$root$outdir/logs/step-$step.log" 2>&1; then
-			cp "$root$outdir/drivers/infiniband/core/umad_rs/ib_umad_rs.ko" "$ko"
+			cp "$root$outdir/drivers/infiniband/core/umad_rs/ib_umad_rs.ko" "$ko.new" &&
+				mv "$ko.new" "$ko"
 		else
 			check_result "series-kernel:driver-step-module:$step" "does not build without CLIPPY=1"
 		fi
