@@ -157,6 +157,12 @@ class Report(unittest.TestCase):
                                            skips="umad_ioctl:global.register @series 32-bit | expect: no 32-bit\n"))
         self.assertEqual(self.counts(out), (0, 0, 3))
 
+    def test_a_test_only_a_step_has_is_not_owed_by_the_drivers(self):
+        out = self.assertPasses(self.judge(self.with_step(
+            [("global.load_unload_2_cycles", "pass", [])],
+            [("global.load_unload_5_cycles", "pass", [])]), "series"))
+        self.assertRegex(out, r"global.load_unload_2_cycles +- +- +ok")
+
     def test_a_step_whose_phase_did_not_run_fails(self):
         log = ["@@rig drivers step-module,c,rust"] + both("umad_open", harness(("global.open", "pass", [])))
         self.assertFails(self.judge(log, "series"), "step-module: its phase did not run")
