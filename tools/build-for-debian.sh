@@ -119,10 +119,29 @@ config() { # CONFIG_ name: its value, unquoted
 need "linux-headers-$krel"
 [ "$(config CONFIG_RUST)" = y ] ||
 	die "kernel $krel is not built with Rust (CONFIG_RUST); Debian's kernels have it from 7.2 on (linux-image-amd64 from trixie-backports or sid)"
-# The compiler the kernel names (x86_64-linux-gnu-gcc-14) is in gcc-14.
+# The compiler the kernel names: x86_64-linux-gnu-gcc-14, in gcc-14.
 cc=$(config CONFIG_CC_VERSION_TEXT | cut -d' ' -f1)
+cc_package=${cc##*-linux-gnu-}
+# A kernel of another architecture (its headers installed as a foreign
+# package: linux-headers-REL:arm64 on amd64) is built for with the cross
+# compiler those headers depend on (gcc-14-for-host:arm64 pulls in
+# gcc-14-aarch64-linux-gnu), as kbuild cross-builds: ARCH and
+# CROSS_COMPILE. Only the kernel's own architectures are known here.
+if [ "$(config CONFIG_ARM64)" = y ]; then
+	karch=arm64 machine=aarch64
+elif [ "$(config CONFIG_X86_64)" = y ]; then
+	karch=x86 machine=x86_64
+else
+	die "kernel $krel is of an architecture ib_umad_rs is not built for (amd64 and arm64 are)"
+fi
+cross=() cross_prefix=
+if [ "$(uname -m)" != "$machine" ]; then
+	cross_prefix=${cc%gcc-*}
+	cross=(ARCH="$karch" CROSS_COMPILE="$cross_prefix")
+	cc_package=$cc_package-${cross_prefix%-}
+fi
 series=$(cut -d. -f1,2 <<<"$krel")
-need "linux-source-$series" "${cc##*-linux-gnu-}" rustc rust-src bindgen make bc flex bison \
+need "linux-source-$series" "$cc_package" rustc rust-src bindgen make bc flex bison \
 	libelf-dev libssl-dev xz-utils kmod dwarves python3 rustfmt
 
 version=$(dpkg-query -W -f='${Version}' "linux-headers-$krel")
@@ -140,7 +159,7 @@ rustc_have=$(rustc --version)
 cache=${IB_UMAD_RS_CACHE:-$([ -n "$root_user" ] && echo /var/cache/ib_umad_rs ||
 	echo "${XDG_CACHE_HOME:-$HOME/.cache}/ib_umad_rs")}
 tree=$cache/prepared/$krel
-kmake=(make -C "$tree" CC="$cc" KERNELRELEASE="$krel")
+kmake=(make -C "$tree" "${cross[@]}" CC="$cc" KERNELRELEASE="$krel")
 stamp=$tree/.ib_umad_rs-prepared
 prepare() {
 	say "preparing $tree for $krel (a few minutes, once)"
@@ -156,11 +175,11 @@ prepare() {
 	# modpost resolves the module's kernel-crate calls through the kernel's
 	# own exports.
 	cp "$headers/Module.symvers" "$tree/"
-	ours=$(nm "$tree/rust/kernel.o" | grep -o 'Cs[0-9A-Za-z]*_6kernel' | sort -u)
+	ours=$("${cross_prefix}nm" "$tree/rust/kernel.o" | grep -o 'Cs[0-9A-Za-z]*_6kernel' | sort -u)
 	theirs=$(grep -o 'Cs[0-9A-Za-z]*_6kernel' "$tree/Module.symvers" | sort -u)
 	[ "$(wc -l <<<"$ours")" -eq 1 ] && [ "$ours" = "$theirs" ] ||
 		die "the kernel crate built here hashes as $ours, $krel exports $theirs"
-	missing=$(comm -13 <(nm --defined-only "$tree"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u) \
+	missing=$(comm -13 <("${cross_prefix}nm" --defined-only "$tree"/rust/*.o | awk '$3 ~ /^_R/ { print $3 }' | sort -u) \
 		<(awk '$2 ~ /^_R/ { print $2 }' "$tree/Module.symvers" | sort -u))
 	[ -z "$missing" ] || die "$krel exports Rust symbols the tree does not define: $(head -3 <<<"$missing")"
 }
@@ -183,7 +202,7 @@ fi
 # The kernel's BTF is not in the tree, so no module BTF is made. Nor is the
 # kernel's signing key: modules_install would fail to sign (DKMS signs with
 # its own key).
-kvars=(KDIR="$tree" CC="$cc" KERNELRELEASE="$krel" CONFIG_DEBUG_INFO_BTF_MODULES=)
+kvars=(KDIR="$tree" "${cross[@]}" CC="$cc" KERNELRELEASE="$krel" CONFIG_DEBUG_INFO_BTF_MODULES=)
 [ -e "$tree/$(config CONFIG_MODULE_SIG_KEY)" ] || kvars+=(CONFIG_MODULE_SIG_ALL=)
 make -C "$src" "${kvars[@]}" "$@" $([ -n "$install" ] && echo install || echo all) >&2
 ko=$src/drivers/infiniband/core/umad_rs/ib_umad_rs.ko

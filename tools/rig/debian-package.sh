@@ -3,13 +3,15 @@
 # and debian/) in the Debian build root with dpkg-buildpackage, checks it
 # with lintian (an error fails, warnings are shown), and installs it there
 # with apt after purging the last one: Debian's dkms then builds ib_umad_rs
-# for the flavour's kernel, as on a user's machine. Prints the path of the
-# module DKMS installed. With the same sources, the installed package stands.
-#   debian-package.sh <debian|sid>
+# for the flavour's kernel, as on a user's machine (in the root of the other
+# 7.3 flavours, for all six kernels, arm64's cross-built). Prints the path of
+# the module DKMS installed for the flavour's kernel. With the same sources,
+# the installed package stands.
+#   debian-package.sh <flavour of debian-kernel.sh>
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-eval "$(bash "$RIG_DIR/debian-kernel.sh" "${1:?usage: debian-package.sh <debian|sid>}")"
+eval "$(bash "$RIG_DIR/debian-kernel.sh" "${1:?usage: debian-package.sh <flavour of debian-kernel.sh>}")"
 krel=$(cat "$kdir/include/config/kernel.release")
 shipped=(Kbuild Makefile dkms.conf drivers tools/build-for-debian.sh tools/modprobe.d debian)
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' "$REPO_DIR/debian/changelog")

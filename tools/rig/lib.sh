@@ -5,6 +5,9 @@ RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_DIR=$(cd "$RIG_DIR/../.." && pwd)
 RIG_CACHE=${IB_UMAD_RS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ib_umad_rs}
 KERNEL_TARBALL=/usr/src/linux-source-6.12.tar.xz
+# trixie-backports' 7.3 flavours besides amd64 (debian-kernel.sh's debian):
+# all have Rust and the C ib_umad as a module.
+DEBIAN_FLAVOURS=(rt-amd64 cloud-amd64 arm64 arm64-16k rt-arm64 cloud-arm64)
 
 # The toolchain for every kernel and module build: Debian's rustc (it has
 # rust-src), bindgen-cli from cargo, clang/lld.

@@ -9,7 +9,8 @@
 #  - a Retired agent dropped without the port's guard fails the build, and
 #    so does an agent looked up by a user's id that skipped SlotId;
 #  - every mutant of mutants.sh still applies;
-#  - the selftests (64- and 32-bit) and samples with warnings as errors.
+#  - the selftests (64- and 32-bit), samples and the guest's helper with
+#    warnings as errors.
 #   lint.sh <kernel build dir> [other kernel trees to build clippy against]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -62,12 +63,12 @@ for mutant in "$RIG_DIR"/mutants/*.patch; do
 		die "$(basename "$mutant") no longer applies: make it again against the tree"
 done
 
-log "selftests (64- and 32-bit) and samples, warnings as errors"
+log "selftests (64- and 32-bit), samples and the guest's helper, warnings as errors"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 tree=$(selftests_tree "$(kernel_src_dir)/tools/testing/selftests" "$out/tree")
 make -s -C "$tree" V=1 OUTPUT="$out" UMAD_LIBIBUMAD=y USERCFLAGS=-Werror USERLDFLAGS=-static
-for sample in "$REPO_DIR"/samples/umad/*.c; do
+for sample in "$REPO_DIR"/samples/umad/*.c "$RIG_DIR"/guest/drain.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$sample" .c)" "$sample" -libumad
 done
 log "lint: clean"

@@ -3,15 +3,17 @@
 # Debian's kernels, generates and checks the patch series and builds its
 # kernel, runs the host unit tests, the lints and the install checks,
 # then the differential suite on Debian's 7.3 and 7.2 kernels and on the
-# series kernel, and one round of the benchmark; the rig's 6.12 kernel's
-# build and suite run beside all that, in a lane of their own with sid's
-# root. Ends with a table of the steps (wall time, CPU time, cold or warm
-# cache, result) and one line "total: N passed, N failed, N expected
-# skips".
+# series kernel, and one round of the benchmark; beside all that, in a
+# lane of their own: sid's root, the rig's 6.12 kernel's build and suite,
+# then ib_umad_rs built by DKMS for each of Debian's 7.3 flavours and the
+# suite on its PREEMPT_RT one. Ends with a table of the steps (wall time,
+# CPU time, cold or warm cache, result) and one line "total: N passed, N
+# failed, N expected skips".
 #
 # Which kernel runs what (the README says why):
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
+#   rt-amd64  Debian's 7.3 PREEMPT_RT flavour: the same
 #   sid     Debian's 7.2 (sid): the same
 #   rdma-rc Debian's 7.3 with its IB core built with series (a) alone
 #           (the C fixes for rdma-rc): every test, C alone
@@ -132,7 +134,7 @@ summary() {
 			$((cpu / 60)) $((cpu % 60)) "$cache" "$p" "$f" "${x:+, $x expected skips}"
 	done < "$tmp/steps"
 	total=$(($(date +%s) - run_start))
-	printf '%-62s %4d:%02d\n' "wall time (the 6.12 lane ran beside the rest)" $((total / 60)) $((total % 60))
+	printf '%-62s %4d:%02d\n' "wall time (the second lane ran beside the rest)" $((total / 60)) $((total % 60))
 	while read -r failure; do
 		echo "failed: $failure"
 	done < "$tmp/failures"
@@ -150,15 +152,17 @@ kernel_612() {
 	bash "$RIG_DIR/kernel.sh" lean
 }
 
-# The 6.12 lane, beside the main one: sid's root, then the rig's lean
+# The second lane, beside the main one: sid's root, then the rig's lean
 # 6.12 kernel (6.12's build, and the kernel crate the lints check
-# against) and its suite, both drivers: nothing there needs what the main
-# lane makes. Its own process group, which the EXIT trap stops with its
-# VM; its output is shown when it ends. A session of its own is a
+# against) and its suite, both drivers; then ib_umad_rs built by DKMS for
+# every flavour of Debian's 7.3 (the other six in a root of their own,
+# which the lints' arm64 clippy takes too) and the suite on the PREEMPT_RT
+# flavour: nothing there needs what the main lane makes. Its own process
+# group, which the EXIT trap stops with its VM; its output is shown when it ends. A session of its own is a
 # scheduling group of its own where the kernel groups tasks by session
 # (SCHED_AUTOGROUP, as Debian's kernels do): the two lanes share the
 # cores evenly whatever their nice values.
-lane_612() {
+second_lane() {
 	if step "Debian's sid kernel: root, image, prepared tree" one "$tmp/root-sid" \
 		bash -c "bash '$RIG_DIR/debian-kernel.sh' sid > '$tmp/paths-sid.new'"; then
 		mv "$tmp/paths-sid.new" "$tmp/paths-sid"
@@ -171,10 +175,14 @@ lane_612() {
 	else
 		: > "$tmp/kdir-612"
 	fi
+	step "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3" summary "$tmp/flavour-builds" \
+		bash "$RIG_DIR/flavour-builds.sh"
+	step "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)" summary "$tmp/suite-rt-amd64" \
+		bash "$RIG_DIR/differential.sh" rt-amd64
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step kernel_612 lane_612)
-	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 lane_612" &
+	$(declare -f timed step kernel_612 second_lane)
+	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 second_lane" &
 lane=$!
 # A step that ended without its row (its shell killed) fails.
 expect_row() { # name
@@ -239,12 +247,12 @@ beside+=" $!"
 # The lints build against the 6.12 kernel crate too.
 kdir_612=$(from_lane "$tmp/kdir-612")
 lints() {
-	local debian sid
+	local debian sid arm64
 	[ -n "$kdir_612" ] || die "no 6.12 kernel to lint against"
-	debian=$(debian_tree debian) && sid=$(debian_tree sid) &&
-		bash "$RIG_DIR/lint.sh" "$kdir_612" "$debian" "$sid"
+	debian=$(debian_tree debian) && sid=$(debian_tree sid) && arm64=$(debian_tree arm64) &&
+		bash "$RIG_DIR/lint.sh" "$kdir_612" "$debian" "$sid" "$arm64"
 }
-step "lints: rustfmt, clippy (6.12, 7.3, 7.2), C warnings as errors" one "$tmp/lints" lints
+step "lints: rustfmt, clippy (6.12, 7.2, 7.3, arm64 7.3), C -Werror" one "$tmp/lints" lints
 
 # Debian's two guests are single-threaded TCG (vm.sh says why): one core
 # each, so they run at once, beside the series suite's end.
@@ -284,13 +292,15 @@ else
 		env RIG_BENCH_ROUNDS=1 RIG_BENCH_CLOCKS=tcg bash "$RIG_DIR/bench.sh" debian
 fi
 
-log "waiting for the 6.12 lane (sid's root, the 6.12 kernel and suite)"
+log "waiting for the second lane (sid's root, the 6.12 kernel and suite, Debian's 7.3 flavours)"
 wait "$lane"
 lane=
-cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" 2>/dev/null
+cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" "$tmp/flavour-builds" "$tmp/suite-rt-amd64" 2>/dev/null
 expect_row "Debian's sid kernel: root, image, prepared tree"
 expect_row "6.12 kernel (lean)"
 [ ! -s "$tmp/kdir-612" ] || expect_row "suite: lean (6.12, one CPU)"
+expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
+expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"
 
 summary
 [ "$failed" -eq 0 ]

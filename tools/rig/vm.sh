@@ -6,10 +6,11 @@
 #   vm.sh <flavour> bench            umad_bench against each driver
 #   vm.sh plain profile              the same under the host's perf
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
-# Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh), debian
-# (trixie-backports' 7.3 image and modules) and sid (sid's 7.2), each
-# Debian's own (debian-kernel.sh), and series: the 7.3 kernel with the
-# patch series, both drivers built in its tree (tools/upstream/build.sh).
+# Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh),
+# debian (trixie-backports' 7.3 image and modules), rt-amd64 (its
+# PREEMPT_RT flavour) and sid (sid's 7.2), each Debian's own
+# (debian-kernel.sh), and series: the 7.3 kernel with the patch series,
+# both drivers built in its tree (tools/upstream/build.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
 # RIG_C_TESTS=a,b only those against C (series and debug have their own);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
@@ -25,7 +26,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|lean|debian|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -38,18 +39,18 @@ default_cpus=2
 [ "$flavour" != lean ] || default_cpus=1
 RIG_CPUS=${RIG_CPUS:-$default_cpus}
 
-# The flavours that boot one of Debian's images: debian and sid, and
-# rdma-rc, Debian's 7.3 with the IB core of its source and the rdma-rc
+# The flavours that boot one of Debian's images: debian, rt-amd64 and sid,
+# and rdma-rc, Debian's 7.3 with the IB core of its source and the rdma-rc
 # series alone (tools/upstream/rdma-rc.sh), for the C ib_umad alone.
 image=
 case $flavour in
-debian | sid) image=$flavour ;;
+debian | rt-amd64 | sid) image=$flavour ;;
 rdma-rc) image=debian ;;
 esac
 if [ -n "$image" ]; then
 	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
 	# this boot and debian-package.sh.
-	answer=RIG_DEBIAN_$image
+	answer=RIG_DEBIAN_${image//-/_}
 	declare -x "$answer=${!answer:-$(bash "$RIG_DIR/debian-kernel.sh" "$image")}"
 	eval "${!answer}"
 	ksft=$kdir/tools/testing/selftests
@@ -121,6 +122,7 @@ if [ "$mode" = suite ] || [ "$mode" = demo ]; then
 	done
 fi
 cp "$RIG_DIR/guest/init" "$stage/init"
+gcc -O2 -Wall -static -o "$stage/bin/drain" "$RIG_DIR/guest/drain.c"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
@@ -310,13 +312,15 @@ cmdline+=" rig.flavour=$flavour"
 # notices, a lockdep report) until the guest moves it out of the ring
 # (its kernel_log, after each program): 128 KB by default.
 cmdline+=" log_buf_len=4M"
-# On the series kernel KUnit prints its KTAP (hundreds of lines at boot,
-# the driver's suites when it loads) at KERN_INFO, and the console prints
-# asynchronously: a line of the guest's written meanwhile came out split
-# by the kernel's ("@@result rust ri# ib_umad_rs_uapi: ..."). The guest
-# reads KTAP and reports from dmesg, not the console, so the console
-# keeps only warnings and worse there.
-[ "$flavour" != series ] || cmdline+=" loglevel=5"
+# The console prints the kernel's messages asynchronously, and a line of
+# the guest's written meanwhile comes out split by one: on the series
+# kernel, KUnit's KTAP at KERN_INFO (hundreds of lines at boot, the
+# driver's suites when it loads: "@@result rust ri# ib_umad_rs_uapi:
+# ..."); on Debian's PREEMPT_RT kernel, "random: crng init done" (a
+# notice) half a minute into the suite, in a test's result line. The
+# guest reads KTAP and reports from dmesg, not the console, so the
+# console keeps only warnings and worse (the demo's is quiet).
+[ "$mode" = demo ] || cmdline+=" loglevel=5"
 # SLUB's debugging on every cache, for the series kernel's checks
 # (tools/upstream/kernel.config): red zones, poisoning, consistency checks
 # and the allocating and freeing call sites in its reports.
