@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds ib_umad_rs for an installed Debian kernel that has Rust (Debian's
-# kernels from 7.2 on: trixie-backports' and sid's linux-image-amd64); with
-# --install, installs it (make install: updates/, depmod, and the modprobe.d
-# file that makes it the umad driver); with --load, loads it in place of the
-# C ib_umad. Prints the built module's path.
+# kernels from 7.2 on: trixie-backports' and sid's, for amd64 and arm64;
+# one of the other architecture, its headers installed with multiarch, is
+# cross-built); with --install, installs it (make install: updates/,
+# depmod, and the modprobe.d file that makes it the umad driver); with
+# --load, loads it in place of the C ib_umad. Prints the built module's
+# path.
 #
 #   tools/build-for-debian.sh [--install] [--load] [--no-apt] [KERNELRELEASE] [-- make arguments]
 #   tools/build-for-debian.sh --print-tree [--no-apt] [KERNELRELEASE]
@@ -138,7 +140,13 @@ cross=() cross_prefix=
 if [ "$(uname -m)" != "$machine" ]; then
 	cross_prefix=${cc%gcc-*}
 	cross=(ARCH="$karch" CROSS_COMPILE="$cross_prefix")
-	cc_package=$cc_package-${cross_prefix%-}
+	# Package names have no "_": gcc-14-x86-64-linux-gnu.
+	triplet=${cross_prefix%-}
+	cc_package=$cc_package-${triplet//_/-}
+	# The modprobe.d file would go to this machine, whose kernel is not
+	# the one the module is for.
+	[ -z "$install" ] ||
+		die "--install: $krel is a kernel for $machine, and this machine is $(uname -m): install the module on one that runs it"
 fi
 series=$(cut -d. -f1,2 <<<"$krel")
 need "linux-source-$series" "$cc_package" rustc rust-src bindgen make bc flex bison \
@@ -183,6 +191,12 @@ prepare() {
 		<(awk '$2 ~ /^_R/ { print $2 }' "$tree/Module.symvers" | sort -u))
 	[ -z "$missing" ] || die "$krel exports Rust symbols the tree does not define: $(head -3 <<<"$missing")"
 }
+# One preparer of a tree at a time, and none while a module builds
+# against it: DKMS (from a dpkg trigger) and a build by hand may run at
+# once. Preparing takes the lock alone; building shares it.
+mkdir -p "$cache/prepared"
+exec {tree_lock}> "$tree.lock"
+flock "$tree_lock"
 # A tree is prepared again when what made it changes.
 inputs=$(printf '%s\n' "$version" "$rustc_have" "$(bindgen --version)" "$("$cc" --version | head -1)" \
 	"$(declare -f prepare | sha256sum)")
@@ -190,6 +204,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
 	prepare
 	echo "$inputs" > "$stamp"
 fi
+flock -s "$tree_lock"
 # kbuild's depmod (make install) reads the kernel's System.map.
 if [ -e "/boot/System.map-$krel" ]; then
 	cp -u "/boot/System.map-$krel" "$tree/System.map"

@@ -21,17 +21,18 @@ usage="usage: debian-kernel.sh <debian|sid|$(IFS='|' && echo "${DEBIAN_FLAVOURS[
 flavour=${1:?$usage}
 # The root's kernels (the first's tree is prepared first: that installs
 # the toolchain), and the one whose paths are printed.
+trixie_73=7.3.4+deb13
 case $flavour in
-debian) krels=(7.3.4+deb13-amd64) suites=(trixie trixie-backports) base=debian-7.3 ;;
+debian) krels=("$trixie_73-amd64") suites=(trixie trixie-backports) base=debian-7.3 ;;
 sid) krels=(7.2.13+deb14-amd64) suites=(sid) base=debian-7.2 ;;
 *)
 	[[ " ${DEBIAN_FLAVOURS[*]} " = *" $flavour "* ]] || die "$usage"
-	krels=("${DEBIAN_FLAVOURS[@]/#/7.3.4+deb13-}") suites=(trixie trixie-backports)
+	krels=("${DEBIAN_FLAVOURS[@]/#/$trixie_73-}") suites=(trixie trixie-backports)
 	base=debian-7.3-flavours
 	;;
 esac
 krel=${krels[0]}
-[ "$flavour" = debian ] || [ "$flavour" = sid ] || krel=7.3.4+deb13-$flavour
+[ "$flavour" = debian ] || [ "$flavour" = sid ] || krel=$trixie_73-$flavour
 # Debian's architecture of a release, and its packages as apt names them
 # on this (amd64) host.
 deb_arch() { # release
@@ -49,8 +50,9 @@ qualified() { # release, packages...
 arches=$(for k in "${krels[@]}"; do deb_arch "$k"; done | sort -u)
 foreign=$(grep -vx amd64 <<<"$arches" || true)
 
-# Within one run of test.sh, the first answer stands (resolving the suite's
-# versions asks the mirror).
+# A caller that has the answer (test.sh's main lane, for what it calls
+# after it resolved a root) passes it on: resolving the suite's versions
+# asks the mirror.
 answer=RIG_DEBIAN_${flavour//-/_}
 if [ -n "${!answer:-}" ]; then
 	echo "${!answer}"
@@ -59,6 +61,9 @@ fi
 
 series=$(cut -d. -f1,2 <<<"$krel")
 base=$RIG_CACHE/$base
+# One run at a time resolves, makes or reads a root: apt's private state
+# below is written by each, and a root is made once.
+lock_dir "$base"
 # What build-for-debian.sh installs (the inputs of the tree it prepares,
 # which it keys itself; the compiler is the one the kernel's headers
 # depend on), the lints' clippy, and what builds, checks and installs the
@@ -178,8 +183,6 @@ print_paths() {
 	printf 'root=%q\nkdir=%q\nvmlinuz=%q\nmodules=%q\narch=%q\n' "$root" "$kdir" "$vmlinuz" "$modules" \
 		"$(deb_arch "$krel")"
 }
-# One maker of a root at a time: a run that wants it meanwhile waits.
-lock_dir "$base"
 if [ -e "$out/.rig-built" ]; then
 	cache_note warm "the $flavour root"
 	print_paths
@@ -191,7 +194,10 @@ rm -rf --one-file-system "$out"
 mkdir -p "$out"
 logf=$out/build.log
 cache_note cold "the $flavour root"
-log "making the $flavour root (cold: 8½ minutes and 7½ CPU-minutes, beside the other flavour's, on an idle 2-core machine of the project's kind, 2026-11-28)"
+case ${#krels[@]} in
+1) log "making the $flavour root (cold: 8½ minutes and 7½ CPU-minutes, beside the other flavour's, on an idle 2-core machine of the project's kind, 2026-11-28)" ;;
+*) log "making the root of ${krels[*]} (cold: 17 minutes beside a guest, six trees prepared, on a 2-core machine of the project's kind, 2026-11-29)" ;;
+esac
 run() { "$@" >>"$logf" 2>&1 || { tail -40 "$logf" >&2; die "failed: $*"; }; }
 make_root
 touch "$out/.rig-built"

@@ -8,11 +8,13 @@
 #  - an ELF of the image's machine;
 #  - the vermagic of the image's own modules (its ib_umad.ko);
 #  - every symbol it takes exported by the image: by vmlinux (as the
-#    headers' Module.symvers records it: the image's System.map is a stub)
-#    or by a module it depends on (the image's .ko's own __ksymtab_);
+#    headers' Module.symvers records it, which modpost read too: the
+#    image's System.map is a stub) or by a module it depends on (the
+#    image's .ko's own __ksymtab_);
 #  - no CRCs to compare: no flavour has CONFIG_MODVERSIONS (a flavour that
 #    turns it on fails here until CRCs are compared too).
-# Prints a line per flavour, then "N passed, N failed".
+# And --install of a cross-built module is refused. Prints a line per
+# flavour, then "N passed, N failed".
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -32,28 +34,47 @@ for flavour in debian "${DEBIAN_FLAVOURS[@]}"; do
 		continue
 	fi
 	why=
-	got=$(readelf -h "$ko" | sed -n 's/^ *Machine: *//p')
-	[ "$got" = "${machine[$arch]}" ] || why+="${why:+; }an ELF for $got"
+	# DKMS compresses a module where the kernel's are (not in the root).
+	xz -dcf "$ko" > "$tmp/ib_umad_rs.ko"
+	got=$(readelf -h "$tmp/ib_umad_rs.ko" | sed -n 's/^ *Machine: *//p')
+	[ "$got" = "${machine[$arch]:-}" ] || why+="${why:+; }an ELF for $got"
 	c_ko=$(find "$modules/kernel" -name 'ib_umad.ko*' | head -n1)
 	want=$(modinfo -F vermagic "$c_ko")
-	got=$(modinfo -F vermagic "$ko")
-	[ "$got" = "$want" ] || why+="${why:+; }vermagic '$got', the image's '$want'"
-	! grep -qx 'CONFIG_MODVERSIONS=y' "$modules/config" ||
+	got=$(modinfo -F vermagic "$tmp/ib_umad_rs.ko")
+	[ -n "$want" ] && [ "$got" = "$want" ] || why+="${why:+; }vermagic '$got', the image's '$want'"
+	if [ ! -r "$modules/config" ]; then
+		why+="${why:+; }no config in the image"
+	elif grep -qx 'CONFIG_MODVERSIONS=y' "$modules/config"; then
 		why+="${why:+; }the kernel has CONFIG_MODVERSIONS: compare the CRCs"
+	fi
 	# What the image exports to the module.
 	awk '$3 == "vmlinux" { print $2 }' "$root/usr/src/linux-headers-$(basename "$modules")/Module.symvers" \
 		> "$tmp/exports"
-	for dep in $(modinfo -F depends "$ko" | tr , ' '); do
-		dep_ko=$(find "$modules/kernel" -name "$dep.ko*" | head -n1)
+	for dep in $(modinfo -F depends "$tmp/ib_umad_rs.ko" | tr , ' '); do
+		dep_ko=$(find "$modules/kernel" -name "$dep.ko*" -o -name "${dep//_/-}.ko*" | head -n1)
 		[ -n "$dep_ko" ] || { why+="${why:+; }no $dep in the image"; continue; }
 		xz -dcf "$dep_ko" > "$tmp/dep.ko"
 		readelf -Ws "$tmp/dep.ko" | awk '$8 ~ /^__ksymtab_/ { sub(/^__ksymtab_/, "", $8); print $8 }' >> "$tmp/exports"
 	done
 	# What it takes.
-	readelf -Ws "$ko" | awk '$7 == "UND" && $8 != "" { print $8 }' | sort -u > "$tmp/wanted"
+	readelf -Ws "$tmp/ib_umad_rs.ko" | awk '$7 == "UND" && $8 != "" { print $8 }' | sort -u > "$tmp/wanted"
 	[ -s "$tmp/wanted" ] || why+="${why:+; }readelf found no symbols it takes"
 	missing=$(sort -u "$tmp/exports" | comm -13 - "$tmp/wanted")
 	[ -z "$missing" ] || why+="${why:+; }$(wc -l <<<"$missing") symbols the image does not export: $(head -n3 <<<"$missing" | paste -sd ' ')"
 	check_result "$name: DKMS's ib_umad_rs.ko for $(basename "$modules")" "$why"
 done
+
+# The package's build-for-debian.sh refuses to install a module it
+# cross-built (the modprobe.d file would go to the machine that built it).
+eval "$RIG_DEBIAN_arm64"
+krel=$(basename "$modules")
+want="--install: $krel is a kernel for aarch64, and this machine is x86_64"
+script=$(cd "$root" && ls -d usr/src/ib-umad-rs-*/tools/build-for-debian.sh)
+if out=$(in_build_root "$root" "/$script" --install "$krel" 2>&1); then
+	check_result "arm64: --install refused" "exit status 0"
+elif ! grep -qF -- "$want" <<<"$out"; then
+	check_result "arm64: --install refused" "not for that reason: $(tail -n1 <<<"$out")"
+else
+	check_result "arm64: --install refused" ""
+fi
 check_summary

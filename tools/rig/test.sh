@@ -157,7 +157,9 @@ kernel_612() {
 # against) and its suite, both drivers; then ib_umad_rs built by DKMS for
 # every flavour of Debian's 7.3 (the other six in a root of their own,
 # which the lints' arm64 clippy takes too) and the suite on the PREEMPT_RT
-# flavour: nothing there needs what the main lane makes. Its own process
+# flavour. Of what the main lane makes it takes only the debian root, made
+# first, long before (flavour-builds.sh checks amd64's module there too).
+# Its own process
 # group, which the EXIT trap stops with its VM; its output is shown when it ends. A session of its own is a
 # scheduling group of its own where the kernel groups tasks by session
 # (SCHED_AUTOGROUP, as Debian's kernels do): the two lanes share the
@@ -174,6 +176,14 @@ second_lane() {
 		step "suite: lean (6.12, one CPU)" summary "$tmp/suite-612" bash "$RIG_DIR/differential.sh" lean
 	else
 		: > "$tmp/kdir-612"
+	fi
+	# The root of the other six (the lints take arm64's tree from it).
+	if step "Debian's other 7.3 flavours: root, images, prepared trees" one "$tmp/root-flavours" \
+		bash -c "bash '$RIG_DIR/debian-kernel.sh' arm64 > '$tmp/paths-arm64.new'"; then
+		mv "$tmp/paths-arm64.new" "$tmp/paths-arm64"
+		declare -x "RIG_DEBIAN_arm64=$(cat "$tmp/paths-arm64")"
+	else
+		: > "$tmp/paths-arm64"
 	fi
 	step "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3" summary "$tmp/flavour-builds" \
 		bash "$RIG_DIR/flavour-builds.sh"
@@ -246,9 +256,12 @@ beside+=" $!"
 
 # The lints build against the 6.12 kernel crate too.
 kdir_612=$(from_lane "$tmp/kdir-612")
+paths_arm64=$(from_lane "$tmp/paths-arm64")
+[ -z "$paths_arm64" ] || declare -x "RIG_DEBIAN_arm64=$paths_arm64"
 lints() {
 	local debian sid arm64
 	[ -n "$kdir_612" ] || die "no 6.12 kernel to lint against"
+	[ -n "$paths_arm64" ] || die "no arm64 tree to lint against"
 	debian=$(debian_tree debian) && sid=$(debian_tree sid) && arm64=$(debian_tree arm64) &&
 		bash "$RIG_DIR/lint.sh" "$kdir_612" "$debian" "$sid" "$arm64"
 }
@@ -295,10 +308,12 @@ fi
 log "waiting for the second lane (sid's root, the 6.12 kernel and suite, Debian's 7.3 flavours)"
 wait "$lane"
 lane=
-cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" "$tmp/flavour-builds" "$tmp/suite-rt-amd64" 2>/dev/null
+cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" "$tmp/root-flavours" "$tmp/flavour-builds" \
+	"$tmp/suite-rt-amd64" 2>/dev/null
 expect_row "Debian's sid kernel: root, image, prepared tree"
 expect_row "6.12 kernel (lean)"
 [ ! -s "$tmp/kdir-612" ] || expect_row "suite: lean (6.12, one CPU)"
+expect_row "Debian's other 7.3 flavours: root, images, prepared trees"
 expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
 expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"
 

@@ -48,8 +48,8 @@ debian | rt-amd64 | sid) image=$flavour ;;
 rdma-rc) image=debian ;;
 esac
 if [ -n "$image" ]; then
-	# Sets root, kdir, vmlinuz and modules (the image's); resolved once for
-	# this boot and debian-package.sh.
+	# Sets root, kdir, vmlinuz, modules (the image's) and arch; resolved
+	# once for this boot and debian-package.sh.
 	answer=RIG_DEBIAN_${image//-/_}
 	declare -x "$answer=${!answer:-$(bash "$RIG_DIR/debian-kernel.sh" "$image")}"
 	eval "${!answer}"
