@@ -7,8 +7,8 @@
 # lane of their own: sid's root, the rig's 6.12 kernel's build and suite,
 # then ib_umad_rs built by DKMS for each of Debian's 7.3 flavours and the
 # suite on its PREEMPT_RT one. Ends with a table of the steps (wall time,
-# CPU time, cold or warm cache, result) and one line "total: N passed, N
-# failed, N expected skips".
+# CPU time, cold or warm cache, result), a line of each kernel's counts
+# and one line "total: N passed, N failed, N expected skips".
 #
 # Which kernel runs what (the README says why):
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
@@ -139,6 +139,13 @@ summary() {
 		echo "failed: $failure"
 	done < "$tmp/failures"
 	read -r passed failed skips < <(awk -F'\t' '{p += $4; f += $5; x += $6} END {print p + 0, f + 0, x + 0}' "$tmp/steps")
+	# Each booted kernel, by its suite's row ("suite: NAME (...)"), and
+	# the flavours' builds.
+	awk -F'\t' '$1 ~ /^(suite|builds): / {
+		name = $1; sub(/^suite: /, "", name); sub(/ .*/, "", name)
+		if ($1 ~ /^builds: /) name = "flavour-builds"
+		printf "%s%s %d/%d", sep, name, $4, $5; sep = ", " }
+		END { if (sep) print "" }' "$tmp/steps" | sed 's/^/kernels (passed\/failed): /'
 	echo "total: $passed passed, $failed failed, $skips expected skips"
 }
 
