@@ -38,7 +38,7 @@ for flavour in debian "${DEBIAN_FLAVOURS[@]}"; do
 	xz -dcf "$ko" > "$tmp/ib_umad_rs.ko"
 	got=$(readelf -h "$tmp/ib_umad_rs.ko" | sed -n 's/^ *Machine: *//p')
 	[ "$got" = "${machine[$arch]:-}" ] || why+="${why:+; }an ELF for $got"
-	c_ko=$(find "$modules/kernel" -name 'ib_umad.ko*' | head -n1)
+	c_ko=$(find_module ib_umad "$modules/kernel")
 	want=$(modinfo -F vermagic "$c_ko")
 	got=$(modinfo -F vermagic "$tmp/ib_umad_rs.ko")
 	[ -n "$want" ] && [ "$got" = "$want" ] || why+="${why:+; }vermagic '$got', the image's '$want'"
@@ -51,7 +51,7 @@ for flavour in debian "${DEBIAN_FLAVOURS[@]}"; do
 	awk '$3 == "vmlinux" { print $2 }' "$root/usr/src/linux-headers-$(basename "$modules")/Module.symvers" \
 		> "$tmp/exports"
 	for dep in $(modinfo -F depends "$tmp/ib_umad_rs.ko" | tr , ' '); do
-		dep_ko=$(find "$modules/kernel" -name "$dep.ko*" -o -name "${dep//_/-}.ko*" | head -n1)
+		dep_ko=$(find_module "$dep" "$modules/kernel")
 		[ -n "$dep_ko" ] || { why+="${why:+; }no $dep in the image"; continue; }
 		xz -dcf "$dep_ko" > "$tmp/dep.ko"
 		readelf -Ws "$tmp/dep.ko" | awk '$8 ~ /^__ksymtab_/ { sub(/^__ksymtab_/, "", $8); print $8 }' >> "$tmp/exports"

@@ -163,6 +163,14 @@ check_summary() {
 	[ "$checks_failed" -eq 0 ]
 }
 
+# The file of a module in a distribution's module directories (the first
+# found; a "_" of its name may be a "-" in the file's).
+find_module() { # name, directories...
+	local name=$1
+	shift
+	find "$@" -name "$name.ko*" -o -name "${name//_/-}.ko*" | head -n1
+}
+
 # The tree debian-kernel.sh prepares for a Debian flavour (preparing it if
 # need be).
 debian_tree() { # flavour

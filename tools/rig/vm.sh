@@ -134,7 +134,7 @@ if [ -n "$image" ]; then
 	base_module() { # name
 		local file dep
 		! grep -qx "$1" "$stage/lib/modules/base/order" 2>/dev/null || return 0
-		file=$(find ${core:+"$core"} "$modules/kernel" -name "$1.ko*" -o -name "${1//_/-}.ko*" | head -n1)
+		file=$(find_module "$1" ${core:+"$core"} "$modules/kernel")
 		[ -n "$file" ] || die "no module $1 in $modules"
 		for dep in $(modinfo -F depends "$file" | tr , ' '); do
 			base_module "$dep"
@@ -142,7 +142,7 @@ if [ -n "$image" ]; then
 		xz -dcf "$file" > "$stage/lib/modules/base/$1.ko"
 		echo "$1" >> "$stage/lib/modules/base/order"
 	}
-	c_ko=$(find ${core:+"$core"} "$modules/kernel" -name 'ib_umad.ko*' | head -n1)
+	c_ko=$(find_module ib_umad ${core:+"$core"} "$modules/kernel")
 	for name in ib_uverbs rdma_rxe veth $(modinfo -F depends "${ko:-$c_ko}" | tr , ' '); do
 		base_module "$name"
 	done
@@ -159,7 +159,7 @@ if [ -n "$image" ]; then
 		tree=$stage/lib/modules/modprobe-tree
 		tree_module() { # name
 			local file dep
-			file=$(find "$modules/kernel" -name "$1.ko.xz" -o -name "${1//_/-}.ko.xz" | head -n1)
+			file=$(find_module "$1" "$modules/kernel")
 			[ -n "$file" ] || die "no module $1 in $modules"
 			[ ! -e "$tree/${file#"$modules/"}" ] || return 0
 			install -D -m 644 "$file" "$tree/${file#"$modules/"}"
