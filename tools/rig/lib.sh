@@ -85,7 +85,8 @@ kbuild_dir() { # kernel tree, what
 	local root
 	root=$(kernel_root "$1")
 	if [ -n "$root" ]; then
-		echo "$root/build/$2"
+		# A root may have several trees (the other 7.3 flavours').
+		echo "$root/build/$2-$(basename "$1")"
 	else
 		echo "$RIG_CACHE/$2/$(basename "$1")"
 	fi
@@ -107,9 +108,10 @@ in_build_root() { # root, command...
 # with KMAKE for the rig's trees; in the build root for a distribution's,
 # with the compiler its config names and its release as KERNELRELEASE, so
 # the vermagic is the image's (as tools/build-for-debian.sh builds the
-# module). The distribution's BTF is not in the tree: no module BTF.
+# module), cross-building for an arm64 tree as it does. The
+# distribution's BTF is not in the tree: no module BTF.
 kbuild() { # kernel tree, m, make arguments...
-	local kdir=$1 m=$2 root cc
+	local kdir=$1 m=$2 root cc cross=()
 	shift 2
 	root=$(kernel_root "$kdir")
 	if [ -z "$root" ]; then
@@ -117,7 +119,9 @@ kbuild() { # kernel tree, m, make arguments...
 		return
 	fi
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$kdir/.config")
-	in_build_root "$root" make CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
+	! grep -qx CONFIG_ARM64=y "$kdir/.config" || [ "$(uname -m)" = aarch64 ] ||
+		cross=(ARCH=arm64 CROSS_COMPILE="${cc%gcc-*}")
+	in_build_root "$root" make "${cross[@]}" CC="$cc" KERNELRELEASE="$(cat "$kdir/include/config/kernel.release")" \
 		CONFIG_DEBUG_INFO_BTF_MODULES= -C "${kdir#"$root"}" M="${m#"$root"}" "$@"
 }
 

@@ -9,8 +9,9 @@ packages=(
 	linux-source-6.12 rustc-web rust-web-src rustfmt-web rust-web-clippy
 	clang llvm lld libclang-dev flex bison bc libelf-dev libssl-dev
 	make xz-utils cpio kmod rsync
-	# guest userspace and the VM
-	busybox-static qemu-system-x86 iproute2 rdma-core
+	# guest userspace and the VMs (arm64's userspace is trixie's, unpacked:
+	# guest-sysroot.sh; its programs are built with clang and lld above)
+	busybox-static qemu-system-x86 qemu-system-arm iproute2 rdma-core
 	# selftests: static libibumad (found by pkg-config), 32-bit compat build
 	libibumad-dev pkgconf gcc gcc-multilib infiniband-diags
 	# Debian's 7.3 and 7.2 kernels: trixie and sid build roots (debian-kernel.sh)

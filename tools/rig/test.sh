@@ -6,7 +6,7 @@
 # series kernel, and one round of the benchmark; beside all that, in a
 # lane of their own: sid's root, the rig's 6.12 kernel's build and suite,
 # then ib_umad_rs built by DKMS for each of Debian's 7.3 flavours and the
-# suite on its PREEMPT_RT one. Ends with a table of the steps (wall time,
+# suite on its PREEMPT_RT one and its three arm64 ones. Ends with a table of the steps (wall time,
 # CPU time, cold or warm cache, result), a line of each kernel's counts
 # and one line "total: N passed, N failed, N expected skips".
 #
@@ -14,6 +14,9 @@
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   rt-amd64  Debian's 7.3 PREEMPT_RT flavour: the same
+#   arm64, arm64-16k, rt-arm64  Debian's 7.3 arm64 flavours (16K pages,
+#           PREEMPT_RT) in qemu-system-aarch64: the same, but the 32-bit
+#           programs (x86's compat ABI)
 #   sid     Debian's 7.2 (sid): the same
 #   rdma-rc Debian's 7.3 with its IB core built with series (a) alone
 #           (the C fixes for rdma-rc): every test, C alone
@@ -164,7 +167,7 @@ kernel_612() {
 # against) and its suite, both drivers; then ib_umad_rs built by DKMS for
 # every flavour of Debian's 7.3 (the other six in a root of their own,
 # which the lints' arm64 clippy takes too) and the suite on the PREEMPT_RT
-# flavour. Of what the main lane makes it takes only the debian root, made
+# flavour and the arm64 ones. Of what the main lane makes it takes only the debian root, made
 # first, long before (flavour-builds.sh checks amd64's module there too).
 # Its own process
 # group, which the EXIT trap stops with its VM; its output is shown when it ends. A session of its own is a
@@ -196,9 +199,25 @@ second_lane() {
 		bash "$RIG_DIR/flavour-builds.sh"
 	step "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)" summary "$tmp/suite-rt-amd64" \
 		bash "$RIG_DIR/differential.sh" rt-amd64
+	local flavour
+	for flavour in "${ARM64_SUITES[@]}"; do
+		step "suite: $flavour (Debian's 7.3, $(arm64_suite_what "$flavour"), qemu-system-aarch64)" summary \
+			"$tmp/suite-$flavour" bash "$RIG_DIR/differential.sh" "$flavour"
+	done
+}
+# The arm64 flavours booted, each with the whole suite (a multi-threaded
+# TCG guest runs it in about four minutes).
+ARM64_SUITES=(arm64 arm64-16k rt-arm64)
+arm64_suite_what() { # flavour
+	case $1 in
+	arm64) echo arm64 ;;
+	arm64-16k) echo "arm64, 16K pages" ;;
+	rt-arm64) echo "arm64, PREEMPT_RT" ;;
+	esac
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step kernel_612 second_lane)
+	$(declare -f timed step kernel_612 second_lane arm64_suite_what)
+	$(declare -p ARM64_SUITES)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 second_lane" &
 lane=$!
 # A step that ended without its row (its shell killed) fails.
@@ -316,13 +335,16 @@ log "waiting for the second lane (sid's root, the 6.12 kernel and suite, Debian'
 wait "$lane"
 lane=
 cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" "$tmp/root-flavours" "$tmp/flavour-builds" \
-	"$tmp/suite-rt-amd64" 2>/dev/null
+	"$tmp/suite-rt-amd64" "${ARM64_SUITES[@]/#/$tmp/suite-}" 2>/dev/null
 expect_row "Debian's sid kernel: root, image, prepared tree"
 expect_row "6.12 kernel (lean)"
 [ ! -s "$tmp/kdir-612" ] || expect_row "suite: lean (6.12, one CPU)"
 expect_row "Debian's other 7.3 flavours: root, images, prepared trees"
 expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
 expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"
+for flavour in "${ARM64_SUITES[@]}"; do
+	expect_row "suite: $flavour (Debian's 7.3, $(arm64_suite_what "$flavour"), qemu-system-aarch64)"
+done
 
 summary
 [ "$failed" -eq 0 ]

@@ -7,10 +7,12 @@
 #   vm.sh plain profile              the same under the host's perf
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
 # Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh),
-# debian (trixie-backports' 7.3 image and modules), rt-amd64 (its
-# PREEMPT_RT flavour) and sid (sid's 7.2), each Debian's own
-# (debian-kernel.sh), and series: the 7.3 kernel with the patch series,
-# both drivers built in its tree (tools/upstream/build.sh).
+# debian (trixie-backports' 7.3 image and modules), its flavours rt-amd64
+# (PREEMPT_RT), arm64, arm64-16k (16K pages) and rt-arm64, and sid (sid's
+# 7.2), each Debian's own (debian-kernel.sh; the arm64 ones in
+# qemu-system-aarch64, with an arm64 userspace, guest-sysroot.sh), and
+# series: the 7.3 kernel with the patch series, both drivers built in its
+# tree (tools/upstream/build.sh).
 # RIG_TESTS=a,b runs only those selftests (while working on them), and
 # RIG_C_TESTS=a,b only those against C (series and debug have their own);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
@@ -26,7 +28,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -39,12 +41,12 @@ default_cpus=2
 [ "$flavour" != lean ] || default_cpus=1
 RIG_CPUS=${RIG_CPUS:-$default_cpus}
 
-# The flavours that boot one of Debian's images: debian, rt-amd64 and sid,
-# and rdma-rc, Debian's 7.3 with the IB core of its source and the rdma-rc
-# series alone (tools/upstream/rdma-rc.sh), for the C ib_umad alone.
-image=
+# The flavours that boot one of Debian's images: debian, its flavours and
+# sid, and rdma-rc, Debian's 7.3 with the IB core of its source and the
+# rdma-rc series alone (tools/upstream/rdma-rc.sh), for the C ib_umad alone.
+image= arch=amd64
 case $flavour in
-debian | rt-amd64 | sid) image=$flavour ;;
+debian | rt-amd64 | arm64 | arm64-16k | rt-arm64 | sid) image=$flavour ;;
 rdma-rc) image=debian ;;
 esac
 if [ -n "$image" ]; then
@@ -90,17 +92,80 @@ lock_dir "$stage"
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,samples,proc,sys,dev,tmp}
 
-# Userspace: busybox, iproute2's ip and rdma with their shared libraries.
-cp /bin/busybox "$stage/bin/busybox"
-tools="/sbin/ip /usr/bin/rdma"
-# Debian 12's kmod (modprobe, depmod) and systemd-modules-load, the host's, for
-# the guest's checks of which driver loads.
-[ -z "$image" ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
+# Userspace: busybox, iproute2's ip and rdma, and for Debian's images
+# kmod (modprobe, depmod) and systemd-modules-load, for the guest's checks
+# of which driver loads; each with its shared libraries. An amd64 guest's
+# are the host's (Debian 12's); an arm64 guest's are trixie's arm64
+# packages, unpacked in a sysroot (guest-sysroot.sh), which its programs
+# are also cross-built against, by clang (the host's GCC cross compilers
+# conflict with its gcc-multilib, which the 32-bit programs need).
+sysroot=
+if [ "$arch" = arm64 ]; then
+	sysroot=$(bash "$RIG_DIR/guest-sysroot.sh" arm64)
+	cc=(clang --target=aarch64-linux-gnu --sysroot="$sysroot" -fuse-ld=lld)
+	busybox=$sysroot/usr/bin/busybox
+	tools="/usr/bin/ip /usr/bin/rdma /usr/bin/kmod /usr/lib/systemd/systemd-modules-load"
+	# What trixie's programs open with dlopen (no NEEDED names it):
+	# systemd libkmod, and libkmod the decompressors of Debian's .ko.xz
+	# (and .ko.zst).
+	libraries=$(printf '/usr/lib/aarch64-linux-gnu/%s ' libkmod.so.2 liblzma.so.5 libzstd.so.1)
+	timeout=/usr/bin/timeout
+else
+	cc=(gcc)
+	busybox=/bin/busybox libraries=
+	tools="/sbin/ip /usr/bin/rdma"
+	[ -z "$image" ] || tools+=" /bin/kmod /lib/systemd/systemd-modules-load"
+	timeout=$(command -v timeout)
+fi
 [ "$mode" != profile ] || tools+=" $(command -v perf || die 'profile needs perf (linux-perf)')"
+# A path of the sysroot as the file it names there: its links followed
+# inside the sysroot, and merged /usr's (/lib is usr/lib: base-files'
+# links, not unpacked there).
+in_sysroot() { # path
+	local path=$1 target
+	[ -e "$sysroot$path" ] || [ -L "$sysroot$path" ] || path=/usr$path
+	while [ -L "$sysroot$path" ]; do
+		target=$(readlink "$sysroot$path")
+		case $target in /*) path=$target ;; *) path=$(dirname "$path")/$target ;; esac
+	done
+	[ -e "$sysroot$path" ] || die "the sysroot has no $1"
+	echo "$path"
+}
+# The loader and libraries a program of the sysroot needs, as paths the
+# guest's loader finds them at: its interpreter, and each library it
+# names, from its RUNPATH or the multiarch directory, with what that
+# library needs in turn.
+sysroot_libs() { # path in the sysroot
+	local elf lib dir found
+	elf=$sysroot$(in_sysroot "$1")
+	readelf -l "$elf" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p'
+	for lib in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+		found=
+		for dir in $(readelf -d "$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p' | tr : ' ') \
+			/usr/lib/aarch64-linux-gnu; do
+			[ ! -e "$sysroot$dir/$lib" ] || { found=$dir/$lib && break; }
+		done
+		[ -n "$found" ] || die "$1 needs $lib, which the sysroot does not have"
+		echo "$found"
+		sysroot_libs "$found"
+	done
+}
 # Copies a program to dir in the stage, with the shared libraries it links
-# (from root first, where its packages are unpacked rather than installed).
+# (from root first, where its packages are unpacked rather than installed;
+# from the sysroot for an arm64 guest).
 stage_program() { # program, dir, [root]
-	local root=${3:-}
+	local root=${3:-} lib file libs
+	if [ -n "$sysroot" ]; then
+		file=$(in_sysroot "$1")
+		cp "$sysroot$file" "$stage$2/$(basename "$1")"
+		libs=$(sysroot_libs "$1" | sort -u)
+		for lib in $libs; do
+			file=$(in_sysroot "$lib")
+			mkdir -p "$stage$(dirname "$lib")"
+			cp "$sysroot$file" "$stage$lib"
+		done
+		return
+	fi
 	cp "$1" "$stage$2/"
 	LD_LIBRARY_PATH=${root:+$root/usr/lib/x86_64-linux-gnu} ldd "$1" |
 		grep -o '/[^ ]*' | while read -r lib; do
@@ -108,21 +173,31 @@ stage_program() { # program, dir, [root]
 		cp -L "$lib" "$stage${lib#"$root"}"
 	done
 }
+cp "$busybox" "$stage/bin/busybox"
 for tool in $tools; do
 	stage_program "$tool" /sbin
 done
+for library in $libraries; do
+	mkdir -p "$stage$(dirname "$library")"
+	stage_program "$library" "$(dirname "$library")"
+done
 # The management stack (umad_opensm.sh, the demo), unchanged: Debian's
-# opensm (mgmt-stack.sh unpacks it) and the infiniband-diags the tests use.
+# opensm (mgmt-stack.sh unpacks it; the sysroot's on arm64) and the
+# infiniband-diags the tests use.
 if [ "$mode" = suite ] || [ "$mode" = demo ]; then
 	mkdir -p "$stage/usr/sbin"
-	osm=$(bash "$RIG_DIR/mgmt-stack.sh")
-	stage_program "$osm/usr/sbin/opensm" /usr/sbin "$osm"
+	if [ -n "$sysroot" ]; then
+		stage_program /usr/sbin/opensm /usr/sbin
+	else
+		osm=$(bash "$RIG_DIR/mgmt-stack.sh")
+		stage_program "$osm/usr/sbin/opensm" /usr/sbin "$osm"
+	fi
 	for tool in ibstat sminfo smpquery ibnetdiscover saquery perfquery ibping ibaddr; do
 		stage_program "/usr/sbin/$tool" /usr/sbin
 	done
 fi
 cp "$RIG_DIR/guest/init" "$stage/init"
-gcc -O2 -Wall -static -o "$stage/bin/drain" "$RIG_DIR/guest/drain.c"
+"${cc[@]}" -O2 -Wall -static -o "$stage/bin/drain" "$RIG_DIR/guest/drain.c"
 
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
@@ -234,23 +309,32 @@ selftests=$REPO_DIR/tools/testing/selftests/rdma
 	else
 		tree=$(selftests_tree "$ksft" "$progs.tree") src=$progs.tree
 	fi
+	# An arm64 guest's are cross-built as the kernel's selftests are with
+	# LLVM, against the sysroot, with its pkg-config files.
+	cross=(env) sysroot_flags=
+	if [ -n "$sysroot" ]; then
+		cross=(env "PKG_CONFIG_LIBDIR=$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig"
+			"PKG_CONFIG_SYSROOT_DIR=$sysroot" LLVM=1 ARCH=arm64)
+		sysroot_flags="--sysroot=$sysroot "
+	fi
 	# The rig runs the libibumad programs: built with it, or not at all.
-	make -s -C "$tree/.." TARGETS=rdma O="$progs" KSFT_INSTALL_PATH="$stage/kselftest" \
-		UMAD_LIBIBUMAD=y USERLDFLAGS=-static USERCFLAGS="-ffile-prefix-map=$src=." \
+	"${cross[@]}" make -s -C "$tree/.." TARGETS=rdma O="$progs" KSFT_INSTALL_PATH="$stage/kselftest" \
+		UMAD_LIBIBUMAD=y USERLDFLAGS="$sysroot_flags${sysroot:+-fuse-ld=lld }-static" \
+		USERCFLAGS="$sysroot_flags-ffile-prefix-map=$src=." \
 		install > /dev/null
 	echo "$key" > "$progs.key"
 )
 # The kernel's runner times each program out with coreutils' timeout,
 # where a distribution has it.
 mkdir -p "$stage/usr/bin"
-stage_program "$(command -v timeout)" /usr/bin
+stage_program "$timeout" /usr/bin
 # The kernel reports of C code the rig tolerates: KCSAN reports as
 # patterns, WARNINGs as the function raising them and its callers.
 sed -e 's/#.*//' -e 's/ .*//' -e '/^$/d' "$RIG_DIR/expected/expected-kcsan.txt" > "$stage/lib/expected-kcsan"
 sed -e 's/^#.*//' -e 's/^\([^ ]*\) \([^ ]*\) .*/\1 \2/' -e '/^$/d' "$RIG_DIR/expected/expected-warnings.txt" \
 	> "$stage/lib/expected-warnings"
 for sample in umad_ping umad_bench; do
-	gcc -O2 -Wall -static -o "$stage/samples/$sample" \
+	"${cc[@]}" -O2 -Wall -static -o "$stage/samples/$sample" \
 		"$REPO_DIR/samples/umad/$sample.c" -libumad
 done
 
@@ -383,18 +467,29 @@ cmdline+=" rig.cpus=$RIG_CPUS rig.test_timeout=$test_timeout"
 [ -z "${RIG_BENCH_GROUPS:-}" ] || cmdline+=" rig.bench_groups=$RIG_BENCH_GROUPS"
 [ -z "${RIG_TRACE_DEVICE:-}" ] || cmdline+=" rig.trace_device=$RIG_TRACE_DEVICE"
 # Multi-threaded TCG runs each vCPU on a host thread; icount (instruction
-# counting, for the benchmark) needs them on one. So do Debian's kernels:
-# they patch static branches at run time (JUMP_LABEL, which the rig's
-# kernels leave out), and under multi-threaded TCG another vCPU may run the
-# patch's transient int3 after the patch is done: "Oops: int3" in
-# sched_clock_cpu at boot, in one of two boots.
+# counting, for the benchmark) needs them on one. So do Debian's amd64
+# kernels: they patch static branches at run time (JUMP_LABEL, which the
+# rig's kernels leave out), and under multi-threaded TCG another vCPU may
+# run the patch's transient int3 after the patch is done: "Oops: int3" in
+# sched_clock_cpu at boot, in one of two boots. arm64 patches a branch in
+# one instruction, with no transient one.
 tcg_threads=multi
 case ${RIG_QEMU_EXTRA:-} in *icount*) tcg_threads=single ;; esac
-[ -z "$image" ] || tcg_threads=single
+[ -z "$image" ] || [ "$arch" = arm64 ] || tcg_threads=single
+# arm64's: QEMU's virt board, with the CPU model that has every feature
+# TCG emulates (16K pages among them), its pointer authentication QEMU's
+# own algorithm rather than the architecture's (the same checks, a
+# fraction of the time); Debian's arm64 image is an uncompressed Image,
+# which -kernel boots as it is.
+if [ "$arch" = arm64 ]; then
+	qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0
+else
+	qemu=(qemu-system-x86_64) console=ttyS0
+fi
 # shellcheck disable=SC2206 # RIG_QEMU_EXTRA is options, split as such
-qemu=(qemu-system-x86_64 -accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048
+qemu+=(-accel "tcg,thread=$tcg_threads" -smp "$RIG_CPUS" ${RIG_QEMU_EXTRA:-} -m 2048
 	-nographic -no-reboot -nic none -monitor none -serial stdio -kernel "$vmlinuz" -initrd "$initramfs"
-	-append "console=ttyS0 panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline")
+	-append "console=$console panic=-1 rig.mode=$mode rig.drivers=$drivers $cmdline")
 # A boot's inputs: the kernel, every file of the initramfs and QEMU (its
 # version and command line). Under RIG_REUSE_PASSED (test.sh), a suite or
 # benchmark boot whose inputs are those of one that passed is not run
