@@ -8,26 +8,26 @@
 # with every arm64 package they depend on, unpacked into one directory: a
 # sysroot, for clang --sysroot and for vm.sh to stage programs and their
 # libraries from.
-# The apt of the root of Debian's 7.3 flavours (debian-kernel.sh), which
-# has arm64 (multiarch), downloads them: the versions are that root's.
-# Prints the sysroot's path.
-#   guest-sysroot.sh arm64
+# ROOT is the root of Debian's 7.3 flavours (debian-kernel.sh arm64),
+# which has arm64 (multiarch): its apt downloads them, from the lists it
+# was made with. Prints the sysroot's path.
+#   guest-sysroot.sh ROOT
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-arch=${1:-}
-[ "$arch" = arm64 ] || die "usage: guest-sysroot.sh arm64"
-eval "$(bash "$RIG_DIR/debian-kernel.sh" arm64)"
+root=${1:?usage: guest-sysroot.sh <root of debian-kernel.sh arm64>}
+arch=arm64
 packages=(busybox-static iproute2 kmod liblzma5 systemd coreutils opensm infiniband-diags
 	libc6-dev libgcc-14-dev libibumad-dev)
 # The kernel's UAPI headers, every architecture's in one package.
 independent=(linux-libc-dev)
 
-out=$RIG_CACHE/sysroot-$arch
-lock_dir "$out"
-# The root's path names its key, and so the versions its apt resolves.
+base=$RIG_CACHE/sysroot-$arch
+lock_dir "$base"
+# The root's path names its key, and so the lists its apt was made with.
 key=$({ cat "$0"; echo "$root"; } | sha256sum | cut -c1-16)
-if [ "$(cat "$out/.rig-key" 2>/dev/null)" = "$key" ]; then
+out=$base/$key
+if [ -e "$out/.rig-built" ]; then
 	cache_note warm "the $arch sysroot"
 	echo "$out/root"
 	exit 0
@@ -43,10 +43,15 @@ debs=/tmp/sysroot-$arch
 rm -rf "$root$debs" "$out"
 mkdir -p "$root$debs" "$out/root"
 in_build_root "$root" sh -c "cd $debs && apt-get -q -o APT::Sandbox::User=root download $(echo $closure) ${independent[*]}" \
-	> "$out.log" 2>&1 || { tail -20 "$out.log" >&2; die "apt-get download failed (log: $out.log)"; }
+	> "$out/download.log" 2>&1 ||
+	{ tail -20 "$out/download.log" >&2; die "apt-get download failed (log: $out/download.log)"; }
 for deb in "$root$debs"/*.deb; do
 	dpkg-deb -x "$deb" "$out/root"
 done
 rm -rf "$root$debs"
-echo "$key" > "$out/.rig-key"
+touch "$out/.rig-built"
+# Older keys are stale inputs' outputs.
+for old in "$base"/*; do
+	[ "$old" = "$out" ] || rm -rf "$old"
+done
 echo "$out/root"

@@ -101,7 +101,8 @@ mkdir -p "$stage"/{bin,sbin,lib/modules/base,lib/modules/test,samples,proc,sys,d
 # conflict with its gcc-multilib, which the 32-bit programs need).
 sysroot=
 if [ "$arch" = arm64 ]; then
-	sysroot=$(bash "$RIG_DIR/guest-sysroot.sh" arm64)
+	[ "$mode" != profile ] || die "profile runs the host's perf, which an arm64 guest cannot"
+	sysroot=$(bash "$RIG_DIR/guest-sysroot.sh" "$root")
 	cc=(clang --target=aarch64-linux-gnu --sysroot="$sysroot" -fuse-ld=lld)
 	busybox=$sysroot/usr/bin/busybox
 	tools="/usr/bin/ip /usr/bin/rdma /usr/bin/kmod /usr/lib/systemd/systemd-modules-load"
@@ -137,17 +138,18 @@ in_sysroot() { # path
 # library needs in turn.
 sysroot_libs() { # path in the sysroot
 	local elf lib dir found
-	elf=$sysroot$(in_sysroot "$1")
+	elf=$sysroot$(in_sysroot "$1") || exit 1
 	readelf -l "$elf" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p'
 	for lib in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
 		found=
 		for dir in $(readelf -d "$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p' | tr : ' ') \
 			/usr/lib/aarch64-linux-gnu; do
-			[ ! -e "$sysroot$dir/$lib" ] || { found=$dir/$lib && break; }
+			[ ! -e "$sysroot$dir/$lib" ] && [ ! -L "$sysroot$dir/$lib" ] ||
+				{ found=$dir/$lib && break; }
 		done
 		[ -n "$found" ] || die "$1 needs $lib, which the sysroot does not have"
 		echo "$found"
-		sysroot_libs "$found"
+		sysroot_libs "$found" || exit 1
 	done
 }
 # Copies a program to dir in the stage, with the shared libraries it links
@@ -296,7 +298,7 @@ selftests=$REPO_DIR/tools/testing/selftests/rdma
 # cache: the programs are kept only while their sources are the same.
 (
 	lock_dir "$progs"
-	key=$({ echo "$ksft"; cat "$selftests"/*; } | sha256sum | cut -c1-16)
+	key=$({ echo "$ksft" "$sysroot"; cat "$selftests"/*; } | sha256sum | cut -c1-16)
 	[ "$(cat "$progs.key" 2>/dev/null)" = "$key" ] || rm -rf "$progs" "$progs.tree"
 	mkdir -p "$progs"
 	# The series kernel's from its own tree; the others' in a tree of
