@@ -6,20 +6,27 @@
 #  - clippy on the module with the kernel's lint set and the cast lints of
 #    its Kbuild, against each kernel tree given (each has its own kernel
 #    crate and lints), and on the host crate, warnings as errors;
-#  - a Retired agent dropped without the port's guard fails the build, and
-#    so does an agent looked up by a user's id that skipped SlotId;
+#  - a Retired agent dropped without the port's guard fails the build
+#    against the first tree, and so does an agent looked up by a user's id
+#    that skipped SlotId;
 #  - every mutant of mutants.sh still applies;
-#  - the selftests (64- and 32-bit), samples and the guest's helper with
-#    warnings as errors.
-#   lint.sh <kernel build dir> [other kernel trees to build clippy against]
+#  - the selftests (64- and 32-bit; the first tree's kselftest framework),
+#    samples and the guest's helper with warnings as errors.
+# A tree is a rig kernel's build directory (kernel.sh) or a Debian
+# kernel's prepared tree (debian-kernel.sh), which is a whole source.
+#   lint.sh <kernel tree> [other kernel trees to build clippy against]
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-kdir=${1:?usage: lint.sh <kernel build dir> [other kernel trees]}
+kdir=${1:?usage: lint.sh <kernel tree> [other kernel trees]}
 module=$REPO_DIR/drivers/infiniband/core/umad_rs
+# The first tree's source: a Debian tree is its own, a rig kernel's build
+# directory has the rig's 6.12 source.
+src=$kdir
+[ -e "$src/tools/testing/selftests/lib.mk" ] || src=$(kernel_src_dir)
 
 log "rustfmt --check (the kernel's .rustfmt.toml)"
-"$RUST_BIN/rustfmt" --check --config-path "$(kernel_src_dir)/.rustfmt.toml" \
+"$RUST_BIN/rustfmt" --check --config-path "$src/.rustfmt.toml" \
 	"$module/ib_umad_rs_main.rs" "$REPO_DIR/tools/host-tests/lib.rs" ||
 	die "rustfmt: run tools/rig/lint.sh's rustfmt without --check to fix"
 
@@ -36,7 +43,7 @@ done
 mapfile -t cast_lints < <(sed -n '/^rustflags-y/,/[^\\]$/p' "$module/Kbuild" | grep -o -- '-Wclippy::[a-z_]*')
 (cd "$REPO_DIR" && cargo clippy --quiet --all-targets -- -D warnings "${cast_lints[@]}")
 
-misuse=$RIG_CACHE/lint-misuse
+misuse=$(kbuild_dir "$kdir" lint-misuse)
 lock_dir "$misuse"
 # Builds the module with one line of file.rs replaced, and fails unless the
 # build fails with the expected error: a rule that only a type enforces.
@@ -46,7 +53,7 @@ must_not_build() { # what, the line, its misuse, the compiler's error
 	rsync -a --delete --exclude '*.o' --exclude '.*.cmd' "$REPO_DIR/Kbuild" "$REPO_DIR/drivers" "$misuse/"
 	grep -qF "$2" "$file" || die "the misuse no longer applies to file.rs: update lint.sh"
 	MISUSE_FROM=$2 MISUSE_TO=$3 perl -pi -e 's/\Q$ENV{MISUSE_FROM}\E/$ENV{MISUSE_TO}/' "$file"
-	if "${KMAKE[@]}" -s -C "$kdir" M="$misuse" modules > "$misuse.log" 2>&1; then
+	if kbuild "$kdir" "$misuse" -s modules > "$misuse.log" 2>&1; then
 		die "$1 built"
 	fi
 	grep -qF "$4" "$misuse.log" || { cat "$misuse.log" >&2; die "the misuse failed for another reason"; }
@@ -66,7 +73,7 @@ done
 log "selftests (64- and 32-bit), samples and the guest's helper, warnings as errors"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-tree=$(selftests_tree "$(kernel_src_dir)/tools/testing/selftests" "$out/tree")
+tree=$(selftests_tree "$src/tools/testing/selftests" "$out/tree")
 make -s -C "$tree" V=1 OUTPUT="$out" UMAD_LIBIBUMAD=y USERCFLAGS=-Werror USERLDFLAGS=-static
 for sample in "$REPO_DIR"/samples/umad/*.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$sample" .c)" "$sample" -libumad

@@ -4,9 +4,9 @@
 # kernel, runs the host unit tests, the lints and the install checks,
 # then the differential suite on Debian's 7.3 and 7.2 kernels and on the
 # series kernel, and one round of the benchmark; beside all that, in a
-# lane of their own: sid's root, the rig's 6.12 kernel's build and suite,
-# then ib_umad_rs built by DKMS for each of Debian's 7.3 flavours and the
-# suite on its PREEMPT_RT one and its three arm64 ones. Ends with a table of the steps (wall time,
+# lane of their own: sid's root, then ib_umad_rs built by DKMS for each of
+# Debian's 7.3 flavours and the suite on its PREEMPT_RT one and its three
+# arm64 ones. Ends with a table of the steps (wall time,
 # CPU time, cold or warm cache, result), a line of each kernel's counts
 # and one line "total: N passed, N failed, N expected skips".
 #
@@ -24,12 +24,11 @@
 #           KFENCE, kmemleak and fault injection: every test on ib_umad_rs; on C (with the
 #           series' fixes) what the fixes change, what compares under
 #           fault injection and the management stack; KUnit
-#   lean    the rig's 6.12 (LLVM) cut to one CPU and 64-bit programs:
-#           both drivers, every test but the soak, the receive limit and
-#           the 32-bit programs; 6.12's build and lints
-# The rig's other 6.12 kernels, plain (SMP, every test), debug (KASAN)
-# and race (KCSAN), are for runs by hand (differential.sh
-# plain|debug|race), as are the mutants.
+# The rig's 6.12 kernels gave way to the arm64 flavours (two cores hold
+# no more in CI's time): lean (one CPU), plain (SMP, every test), debug
+# (KASAN) and race (KCSAN) are for runs by hand (differential.sh
+# lean|plain|debug|race, and lint.sh against lean's tree for 6.12's
+# clippy), as are the mutants.
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -154,18 +153,8 @@ summary() {
 
 step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
 
-# kernel.sh lean, saying whether the kernel was cached.
-kernel_612() {
-	local cached=cold
-	[ ! -e "$(kernel_build_dir lean)/.rig-built" ] || cached=warm
-	cache_note "$cached" "the 6.12 kernel"
-	bash "$RIG_DIR/kernel.sh" lean
-}
-
-# The second lane, beside the main one: sid's root, then the rig's lean
-# 6.12 kernel (6.12's build, and the kernel crate the lints check
-# against) and its suite, both drivers; then ib_umad_rs built by DKMS for
-# every flavour of Debian's 7.3 (the other six in a root of their own,
+# The second lane, beside the main one: sid's root, then ib_umad_rs built
+# by DKMS for every flavour of Debian's 7.3 (the other six in a root of their own,
 # which the lints' arm64 clippy takes too) and the suite on the PREEMPT_RT
 # flavour and the arm64 ones. Of what the main lane makes it takes only the debian root, made
 # first, long before (flavour-builds.sh checks amd64's module there too).
@@ -180,12 +169,6 @@ second_lane() {
 		mv "$tmp/paths-sid.new" "$tmp/paths-sid"
 	else
 		: > "$tmp/paths-sid"
-	fi
-	if step "6.12 kernel (lean)" one "$tmp/kernel-612" kernel_612; then
-		tail -n 1 "$tmp/kernel-612" > "$tmp/kdir-612.new" && mv "$tmp/kdir-612.new" "$tmp/kdir-612"
-		step "suite: lean (6.12, one CPU)" summary "$tmp/suite-612" bash "$RIG_DIR/differential.sh" lean
-	else
-		: > "$tmp/kdir-612"
 	fi
 	# The root of the other six (the lints take arm64's tree from it).
 	if step "Debian's other 7.3 flavours: root, images, prepared trees" one "$tmp/root-flavours" \
@@ -216,7 +199,7 @@ arm64_suite_what() { # flavour
 	esac
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step kernel_612 second_lane arm64_suite_what)
+	$(declare -f timed step second_lane arm64_suite_what)
 	$(declare -p ARM64_SUITES)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 second_lane" &
 lane=$!
@@ -280,18 +263,16 @@ quiet=1 step "suite: rdma-rc (Debian's 7.3, series (a) alone, C)" summary "$tmp/
 	bash "$RIG_DIR/differential.sh" rdma-rc &
 beside+=" $!"
 
-# The lints build against the 6.12 kernel crate too.
-kdir_612=$(from_lane "$tmp/kdir-612")
+# The lints build against arm64's kernel crate too.
 paths_arm64=$(from_lane "$tmp/paths-arm64")
 [ -z "$paths_arm64" ] || declare -x "RIG_DEBIAN_arm64=$paths_arm64"
 lints() {
 	local debian sid arm64
-	[ -n "$kdir_612" ] || die "no 6.12 kernel to lint against"
 	[ -n "$paths_arm64" ] || die "no arm64 tree to lint against"
 	debian=$(debian_tree debian) && sid=$(debian_tree sid) && arm64=$(debian_tree arm64) &&
-		bash "$RIG_DIR/lint.sh" "$kdir_612" "$debian" "$sid" "$arm64"
+		bash "$RIG_DIR/lint.sh" "$debian" "$sid" "$arm64"
 }
-step "lints: rustfmt, clippy (6.12, 7.2, 7.3, arm64 7.3), C -Werror" one "$tmp/lints" lints
+step "lints: rustfmt, clippy (7.2, 7.3, arm64 7.3), C -Werror" one "$tmp/lints" lints
 
 # Debian's two guests are single-threaded TCG (vm.sh says why): one core
 # each, so they run at once, beside the series suite's end.
@@ -331,14 +312,12 @@ else
 		env RIG_BENCH_ROUNDS=1 RIG_BENCH_CLOCKS=tcg bash "$RIG_DIR/bench.sh" debian
 fi
 
-log "waiting for the second lane (sid's root, the 6.12 kernel and suite, Debian's 7.3 flavours)"
+log "waiting for the second lane (sid's root, Debian's 7.3 flavours)"
 wait "$lane"
 lane=
-cat "$tmp/root-sid" "$tmp/kernel-612" "$tmp/suite-612" "$tmp/root-flavours" "$tmp/flavour-builds" \
+cat "$tmp/root-sid" "$tmp/root-flavours" "$tmp/flavour-builds" \
 	"$tmp/suite-rt-amd64" "${ARM64_SUITES[@]/#/$tmp/suite-}" 2>/dev/null
 expect_row "Debian's sid kernel: root, image, prepared tree"
-expect_row "6.12 kernel (lean)"
-[ ! -s "$tmp/kdir-612" ] || expect_row "suite: lean (6.12, one CPU)"
 expect_row "Debian's other 7.3 flavours: root, images, prepared trees"
 expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
 expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"

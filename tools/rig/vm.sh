@@ -437,6 +437,21 @@ fi
 if [ "$flavour" = race ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_TESTS=umad_stress,umad_fuzz,umad_removal,umad_data,umad_lifecycle.sh,umad_issm,umad_sysfs
 fi
+# arm64 runs the whole suite (but x86's 32-bit programs); arm64-16k and
+# rt-arm64, both drivers, what their kernels change: 16K pages the
+# buffers a MAD, an RMPP transfer, a queue of received MADs and an open
+# file take; PREEMPT_RT the locks (sleeping spinlock_t) and threaded
+# completions under every race the suite has; both, loading and
+# unloading, both ABIs, a request/response and opensm bringing a subnet
+# up. The rest (sysfs, netlink, the SMPs of ib_loopback, its hotplug, the
+# tracepoints, fault injection, which Debian's kernels lack) is arm64's
+# to run, so that two cores hold the three boots within CI's time.
+if [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
+	case $flavour in
+	arm64-16k) RIG_TESTS=umad_open,umad_ioctl,umad_data,umad_gsi,umad_limit,umad_fuzz,umad_removal,umad_stress,umad_lifecycle.sh,umad_opensm.sh ;;
+	rt-arm64) RIG_TESTS=umad_open,umad_ioctl,umad_issm,umad_data,umad_gsi,umad_fuzz,umad_removal,umad_stress,umad_lifecycle.sh,umad_opensm.sh ;;
+	esac
+fi
 # The debug kernel runs all of ib_umad_rs, and of C what compares under
 # its fault injection, and the management stack, whose outputs the second
 # driver compares with the first's: the plain kernel already has every C
