@@ -14,9 +14,10 @@
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   rt-amd64  Debian's 7.3 PREEMPT_RT flavour: the same
-#   arm64, arm64-16k, rt-arm64  Debian's 7.3 arm64 flavours (16K pages,
-#           PREEMPT_RT) in qemu-system-aarch64: the same, but the 32-bit
-#           programs (x86's compat ABI)
+#   arm64   Debian's 7.3 arm64 flavour in qemu-system-aarch64: the same,
+#           but the 32-bit programs (x86's compat ABI)
+#   arm64-16k, rt-arm64  its 16K-page and PREEMPT_RT flavours: both
+#           drivers, what their kernels change (vm.sh says which)
 #   sid     Debian's 7.2 (sid): the same
 #   rdma-rc Debian's 7.3 with its IB core built with series (a) alone
 #           (the C fixes for rdma-rc): every test, C alone
@@ -184,22 +185,24 @@ second_lane() {
 		bash "$RIG_DIR/differential.sh" rt-amd64
 	local flavour
 	for flavour in "${ARM64_SUITES[@]}"; do
-		step "suite: $flavour (Debian's 7.3, $(arm64_suite_what "$flavour"), qemu-system-aarch64)" summary \
-			"$tmp/suite-$flavour" bash "$RIG_DIR/differential.sh" "$flavour"
+		step "$(arm64_suite_step "$flavour")" summary "$tmp/suite-$flavour" \
+			bash "$RIG_DIR/differential.sh" "$flavour"
 	done
 }
-# The arm64 flavours booted, each with the whole suite (a multi-threaded
-# TCG guest runs it in about four minutes).
+# The arm64 flavours booted (a multi-threaded TCG guest runs the whole
+# suite in about four minutes; vm.sh says what arm64-16k and rt-arm64
+# run of it), and each one's row.
 ARM64_SUITES=(arm64 arm64-16k rt-arm64)
-arm64_suite_what() { # flavour
+arm64_suite_step() { # flavour
+	local what=arm64
 	case $1 in
-	arm64) echo arm64 ;;
-	arm64-16k) echo "arm64, 16K pages" ;;
-	rt-arm64) echo "arm64, PREEMPT_RT" ;;
+	arm64-16k) what="arm64, 16K pages" ;;
+	rt-arm64) what="arm64, PREEMPT_RT" ;;
 	esac
+	echo "suite: $1 (Debian's 7.3, $what, qemu-system-aarch64)"
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step second_lane arm64_suite_what)
+	$(declare -f timed step second_lane arm64_suite_step)
 	$(declare -p ARM64_SUITES)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 second_lane" &
 lane=$!
@@ -322,7 +325,7 @@ expect_row "Debian's other 7.3 flavours: root, images, prepared trees"
 expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
 expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"
 for flavour in "${ARM64_SUITES[@]}"; do
-	expect_row "suite: $flavour (Debian's 7.3, $(arm64_suite_what "$flavour"), qemu-system-aarch64)"
+	expect_row "$(arm64_suite_step "$flavour")"
 done
 
 summary

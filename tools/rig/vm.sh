@@ -107,8 +107,8 @@ if [ "$arch" = arm64 ]; then
 	busybox=$sysroot/usr/bin/busybox
 	tools="/usr/bin/ip /usr/bin/rdma /usr/bin/kmod /usr/lib/systemd/systemd-modules-load"
 	# What trixie's programs open with dlopen (no NEEDED names it):
-	# systemd libkmod, and libkmod the decompressors of Debian's .ko.xz
-	# (and .ko.zst).
+	# systemd opens libkmod, and libkmod the decompressors of Debian's
+	# .ko.xz (and .ko.zst).
 	libraries=$(printf '/usr/lib/aarch64-linux-gnu/%s ' libkmod.so.2 liblzma.so.5 libzstd.so.1)
 	timeout=/usr/bin/timeout
 else
@@ -137,13 +137,14 @@ in_sysroot() { # path
 # names, from its RUNPATH or the multiarch directory, with what that
 # library needs in turn.
 sysroot_libs() { # path in the sysroot
-	local elf lib dir found
+	local elf dynamic runpath lib dir found
 	elf=$sysroot$(in_sysroot "$1") || exit 1
 	readelf -l "$elf" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p'
-	for lib in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+	dynamic=$(readelf -d "$elf")
+	runpath=$(sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p' <<<"$dynamic" | tr : ' ')
+	for lib in $(sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' <<<"$dynamic"); do
 		found=
-		for dir in $(readelf -d "$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p' | tr : ' ') \
-			/usr/lib/aarch64-linux-gnu; do
+		for dir in $runpath /usr/lib/aarch64-linux-gnu; do
 			[ ! -e "$sysroot$dir/$lib" ] && [ ! -L "$sysroot$dir/$lib" ] ||
 				{ found=$dir/$lib && break; }
 		done
