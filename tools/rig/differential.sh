@@ -2,13 +2,13 @@
 # One VM boot: the selftests against the kernel's C ib_umad, then against
 # ib_umad_rs, judged side by side against the expected-failure lists and
 # the list of expected skips.
-#   differential.sh <plain|debug|race|lean|debian|rt-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series>
+#   differential.sh <plain|debug|race|lean|debian|rt-amd64|cloud-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series>
 # rdma-rc (Debian's 7.3 with series (a) alone, tools/upstream/rdma-rc.sh)
 # runs the C driver alone: ib_umad_rs is not in that kernel.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-flavour=${1:?usage: differential.sh <plain|debug|race|lean|debian|rt-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series>}
+flavour=${1:?usage: differential.sh <plain|debug|race|lean|debian|rt-amd64|cloud-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series>}
 drivers=c,rust
 [ "$flavour" != rdma-rc ] || drivers=c
 expected=$RIG_DIR/expected

@@ -73,7 +73,7 @@ from dataclasses import dataclass, field
 DRIVERS = ("c", "rust")
 # The phases of the driver's earlier steps, judged against ib_umad_rs's.
 STEP = "step-"
-FLAVOURS = ("debian", "rt-amd64", "arm64", "arm64-16k", "rt-arm64", "sid", "rdma-rc", "series", "debug", "race", "plain", "lean")
+FLAVOURS = ("debian", "rt-amd64", "cloud-amd64", "arm64", "arm64-16k", "rt-arm64", "sid", "rdma-rc", "series", "debug", "race", "plain", "lean")
 # KTAP: "ok|not ok <number> [<description>] [# <directive> [<reason>]]".
 RESULT = re.compile(r"(ok|not ok) (\d+)(?: (.*))?$")
 PLAN = re.compile(r"1\.\.(\d+)\s*(?:#\s*(.*))?$")

@@ -5,15 +5,17 @@
 # then the differential suite on Debian's 7.3 and 7.2 kernels and on the
 # series kernel, and one round of the benchmark; beside all that, in a
 # lane of their own: sid's root, then ib_umad_rs built by DKMS for each of
-# Debian's 7.3 flavours and the suite on its PREEMPT_RT one and its three
-# arm64 ones. Ends with a table of the steps (wall time,
-# CPU time, cold or warm cache, result), a line of each kernel's counts
-# and one line "total: N passed, N failed, N expected skips".
+# Debian's 7.3 flavours and the suite on its PREEMPT_RT, cloud and three
+# arm64 ones. Ends with a table of the steps (wall time, CPU time, cold or
+# warm cache, result), a line of each kernel's counts and one line
+# "total: N passed, N failed, N expected skips".
 #
 # Which kernel runs what (the README says why):
 #   debian  Debian's 7.3 (trixie-backports): every test, both drivers; the
 #           module as DKMS builds it
 #   rt-amd64  Debian's 7.3 PREEMPT_RT flavour: the same
+#   cloud-amd64  Debian's 7.3 cloud flavour, without rxe: the same, the
+#           tests' pair of devices on ib_loopback
 #   arm64   Debian's 7.3 arm64 flavour in qemu-system-aarch64: the same,
 #           but the 32-bit programs (x86's compat ABI)
 #   arm64-16k, rt-arm64  its 16K-page and PREEMPT_RT flavours: both
@@ -157,7 +159,7 @@ step setup one "$tmp/setup" bash "$RIG_DIR/setup.sh" || die "setup failed"
 # The second lane, beside the main one: sid's root, then ib_umad_rs built
 # by DKMS for every flavour of Debian's 7.3 (the other six in a root of their own,
 # which the lints' arm64 clippy takes too) and the suite on the PREEMPT_RT
-# flavour and the arm64 ones. Of what the main lane makes it takes only the debian root, made
+# and cloud flavours and the arm64 ones. Of what the main lane makes it takes only the debian root, made
 # first, long before (flavour-builds.sh checks amd64's module there too).
 # Its own process
 # group, which the EXIT trap stops with its VM; its output is shown when it ends. A session of its own is a
@@ -181,29 +183,30 @@ second_lane() {
 	fi
 	step "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3" summary "$tmp/flavour-builds" \
 		bash "$RIG_DIR/flavour-builds.sh"
-	step "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)" summary "$tmp/suite-rt-amd64" \
-		bash "$RIG_DIR/differential.sh" rt-amd64
 	local flavour
-	for flavour in "${ARM64_SUITES[@]}"; do
-		step "$(arm64_suite_step "$flavour")" summary "$tmp/suite-$flavour" \
+	for flavour in "${FLAVOUR_SUITES[@]}"; do
+		step "$(flavour_suite_step "$flavour")" summary "$tmp/suite-$flavour" \
 			bash "$RIG_DIR/differential.sh" "$flavour"
 	done
 }
-# The arm64 flavours booted (a multi-threaded TCG guest runs the whole
-# suite in about four minutes; vm.sh says what arm64-16k and rt-arm64
-# run of it), and each one's row.
-ARM64_SUITES=(arm64 arm64-16k rt-arm64)
-arm64_suite_step() { # flavour
-	local what=arm64
+# The flavours booted, and each one's row: amd64's in single-threaded TCG,
+# arm64's in multi-threaded TCG (the whole suite in about four minutes;
+# vm.sh says what arm64-16k and rt-arm64 run of it).
+FLAVOUR_SUITES=(rt-amd64 cloud-amd64 arm64 arm64-16k rt-arm64)
+flavour_suite_step() { # flavour
+	local what
 	case $1 in
-	arm64-16k) what="arm64, 16K pages" ;;
-	rt-arm64) what="arm64, PREEMPT_RT" ;;
+	rt-amd64) what="PREEMPT_RT" ;;
+	cloud-amd64) what="cloud, no rxe: the pair on ib_loopback" ;;
+	arm64) what="arm64, qemu-system-aarch64" ;;
+	arm64-16k) what="arm64, 16K pages, qemu-system-aarch64" ;;
+	rt-arm64) what="arm64, PREEMPT_RT, qemu-system-aarch64" ;;
 	esac
-	echo "suite: $1 (Debian's 7.3, $what, qemu-system-aarch64)"
+	echo "suite: $1 (Debian's 7.3, $what)"
 }
 quiet=1 setsid bash -c "source $(printf %q "$RIG_DIR/lib.sh")
-	$(declare -f timed step second_lane arm64_suite_step)
-	$(declare -p ARM64_SUITES)
+	$(declare -f timed step second_lane flavour_suite_step)
+	$(declare -p FLAVOUR_SUITES)
 	RIG_DIR=$(printf %q "$RIG_DIR") tmp=$(printf %q "$tmp") quiet=1 second_lane" &
 lane=$!
 # A step that ended without its row (its shell killed) fails.
@@ -319,13 +322,12 @@ log "waiting for the second lane (sid's root, Debian's 7.3 flavours)"
 wait "$lane"
 lane=
 cat "$tmp/root-sid" "$tmp/root-flavours" "$tmp/flavour-builds" \
-	"$tmp/suite-rt-amd64" "${ARM64_SUITES[@]/#/$tmp/suite-}" 2>/dev/null
+	"${FLAVOUR_SUITES[@]/#/$tmp/suite-}" 2>/dev/null
 expect_row "Debian's sid kernel: root, image, prepared tree"
 expect_row "Debian's other 7.3 flavours: root, images, prepared trees"
 expect_row "builds: ib_umad_rs by DKMS for each flavour of Debian's 7.3"
-expect_row "suite: rt-amd64 (Debian's 7.3, PREEMPT_RT)"
-for flavour in "${ARM64_SUITES[@]}"; do
-	expect_row "$(arm64_suite_step "$flavour")"
+for flavour in "${FLAVOUR_SUITES[@]}"; do
+	expect_row "$(flavour_suite_step "$flavour")"
 done
 
 summary

@@ -8,7 +8,8 @@
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
 # Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh),
 # debian (trixie-backports' 7.3 image and modules), its flavours rt-amd64
-# (PREEMPT_RT), arm64, arm64-16k (16K pages) and rt-arm64, and sid (sid's
+# (PREEMPT_RT), cloud-amd64 (no rxe: the tests' pair is ib_loopback's),
+# arm64, arm64-16k (16K pages) and rt-arm64, and sid (sid's
 # 7.2), each Debian's own (debian-kernel.sh; the arm64 ones in
 # qemu-system-aarch64, with an arm64 userspace, guest-sysroot.sh), and
 # series: the 7.3 kernel with the patch series, both drivers built in its
@@ -28,7 +29,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|cloud-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -46,7 +47,7 @@ RIG_CPUS=${RIG_CPUS:-$default_cpus}
 # rdma-rc series alone (tools/upstream/rdma-rc.sh), for the C ib_umad alone.
 image= arch=amd64
 case $flavour in
-debian | rt-amd64 | arm64 | arm64-16k | rt-arm64 | sid) image=$flavour ;;
+debian | rt-amd64 | cloud-amd64 | arm64 | arm64-16k | rt-arm64 | sid) image=$flavour ;;
 rdma-rc) image=debian ;;
 esac
 if [ -n "$image" ]; then
@@ -205,7 +206,8 @@ cp "$RIG_DIR/guest/init" "$stage/init"
 # The drivers: the kernel's own C ib_umad, and ours; and the test-only
 # modules the selftests load themselves.
 if [ -n "$image" ]; then
-	# Debian builds the IB core, rxe, veth and the C ib_umad as modules.
+	# Debian builds the IB core, rxe, veth and the C ib_umad as modules;
+	# its cloud kernels have no rxe (and the guest no rxe devices).
 	# The guest loads lib/modules/base/order first, each module after what
 	# it depends on; busybox insmod takes them decompressed.
 	# rdma-rc's IB core modules stand in for the image's.
@@ -221,7 +223,9 @@ if [ -n "$image" ]; then
 		echo "$1" >> "$stage/lib/modules/base/order"
 	}
 	c_ko=$(find_module ib_umad ${core:+"$core"} "$modules/kernel")
-	for name in ib_uverbs rdma_rxe veth $(modinfo -F depends "${ko:-$c_ko}" | tr , ' '); do
+	rxe=rdma_rxe
+	[ -n "$(find_module rdma_rxe ${core:+"$core"} "$modules/kernel")" ] || rxe=
+	for name in ib_uverbs $rxe veth $(modinfo -F depends "${ko:-$c_ko}" | tr , ' '); do
 		base_module "$name"
 	done
 	# What the guest checks it runs, and the compilers that built it.
@@ -232,8 +236,9 @@ if [ -n "$image" ]; then
 		# For the guest's modprobe checks (where ib_umad_rs runs), the
 		# module tree of a system with the package installed, as Debian has
 		# it: the C ib_umad, ib_umad_rs where DKMS put it, and what
-		# rdma-core's module list loads (ib_ipoib), each with what it
-		# needs; rdma-core's list and the package's modprobe.d file.
+		# rdma-core's module list loads (ib_ipoib, which the cloud
+		# flavours lack), each with what it needs; rdma-core's list and
+		# the package's modprobe.d file.
 		tree=$stage/lib/modules/modprobe-tree
 		tree_module() { # name
 			local file dep
@@ -245,9 +250,8 @@ if [ -n "$image" ]; then
 				tree_module "$dep"
 			done
 		}
-		for name in ib_umad ib_ipoib; do
-			tree_module "$name"
-		done
+		tree_module ib_umad
+		[ -z "$(find_module ib_ipoib "$modules/kernel")" ] || tree_module ib_ipoib
 		install -D -m 644 "$ko" "$tree/updates/dkms/$(basename "$ko")"
 		cp "$modules"/modules.builtin* "$modules/modules.order" "$tree/"
 		cp "$root/usr/lib/modprobe.d/ib_umad_rs.conf" "$stage/lib/modules/"

@@ -29,7 +29,7 @@
 #include "umad_test.h"
 #include "umad_ud.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 #define KUNIT_FILTER_GLOB "/sys/module/kunit/parameters/filter_glob"
@@ -167,7 +167,7 @@ static void fail_nothing(void)
 
 FIXTURE(faults) {
 	int fd, agent;
-	__u8 peer_gid[16];
+	struct umad_port_addr peer; /* the server's port */
 };
 
 FIXTURE_SETUP(faults)
@@ -178,10 +178,10 @@ FIXTURE_SETUP(faults)
 		SKIP(return, "no fail-nth or failslab on this kernel");
 	ASSERT_EQ(0, write_attr(FAILSLAB "ignore-gfp-wait", "N"));
 	ASSERT_EQ(0, write_attr(FAILSLAB "verbose", "0"));
-	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->client, 1, path, sizeof(path)));
 	self->fd = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, self->peer_gid));
+	ASSERT_EQ(0, read_port_addr(umad_pair()->server, 1, &self->peer));
 	self->agent = -1;
 }
 
@@ -213,12 +213,12 @@ static int reg(int fd)
 	return reg_method(fd, -1);
 }
 
-static int send_get(int fd, int agent, const __u8 *gid, __u64 tid)
+static int send_get(int fd, int agent, const struct umad_port_addr *to, __u64 tid)
 {
 	__u8 buf[HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
 
-	umad_address(umad, agent, gid, 0, 0);
+	umad_address(umad, agent, to, 0, 0);
 	umad_common_header(buf + HDR, VENDOR1_CLASS, GET, tid);
 	return write(fd, buf, sizeof(buf)) < 0 ? -errno : 0;
 }
@@ -228,7 +228,7 @@ TEST_F(faults, open_fails_cleanly_at_every_allocation)
 	char path[128];
 	int n;
 
-	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->client, 1, path, sizeof(path)));
 	for (n = 1; n < MAX_NTH; n++) {
 		int fd, err;
 
@@ -296,7 +296,7 @@ TEST_F(faults, write_fails_cleanly_at_every_allocation)
 		int ret;
 
 		ASSERT_EQ(0, fail_nth(n));
-		ret = send_get(self->fd, agent, self->peer_gid, tid++);
+		ret = send_get(self->fd, agent, &self->peer, tid++);
 		if (!failure_injected()) {
 			fail_nth(0);
 			ASSERT_EQ(0, ret);
@@ -304,15 +304,16 @@ TEST_F(faults, write_fails_cleanly_at_every_allocation)
 		}
 		fail_nth(0);
 		/*
-		 * The address handle's errno passes through from the device:
-		 * soft-RoCE resolves it with allocations of its own.
+		 * The device's errnos pass through: soft-RoCE resolves the
+		 * address handle with allocations of its own, and
+		 * ib_loopback allocates its copy of the packet at the post.
 		 */
 		if (!ret)
 			continue;
 		EXPECT_TRUE(ret == -ENOMEM || ret == -EINVAL || ret == -EAGAIN)
 			TH_LOG("allocation %d: %s", n, strerror(-ret));
 		/* A failed write leaves no send behind: its TID is free. */
-		ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, tid - 1))
+		ASSERT_EQ(0, send_get(self->fd, agent, &self->peer, tid - 1))
 			TH_LOG("after allocation %d", n);
 	}
 	EXPECT_LT(1, n);
@@ -344,7 +345,7 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 		SKIP(return, "no fault-injection stack filter on this kernel");
 	ASSERT_EQ(0, function_range(module, handler, &start, &end))
 		TH_LOG("%s in %s not in /proc/kallsyms", handler, module);
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	server = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, server);
 	ASSERT_EQ(0, reg_method(server, GET));
@@ -352,7 +353,7 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 	ASSERT_LE(0, agent);
 
 	ASSERT_EQ(0, fail_below(start, end));
-	ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, 1));
+	ASSERT_EQ(0, send_get(self->fd, agent, &self->peer, 1));
 	/*
 	 * The failure is used up when the GET reaches the handler: the wait
 	 * ends then, or 60 s (counted in sleeps, so no less) later. A GET
@@ -365,7 +366,7 @@ TEST_F(faults, a_receive_that_cannot_allocate_drops_the_mad_and_the_next_arrives
 	pfd = (struct pollfd){ .fd = server, .events = POLLIN };
 	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("a MAD queued without its packet");
 
-	ASSERT_EQ(0, send_get(self->fd, agent, self->peer_gid, 2));
+	ASSERT_EQ(0, send_get(self->fd, agent, &self->peer, 2));
 	ASSERT_EQ(1, poll(&pfd, 1, 10000));
 	ASSERT_EQ(HDR + MAD, read(server, buf, sizeof(buf)));
 	EXPECT_EQ(GET, buf[HDR + 3]);

@@ -3,10 +3,10 @@
  * A seeded syscall fuzzer for umad files: several threads issue random
  * sequences of open, close, read, write, poll and the ioctls on the
  * umad nodes, with valid-looking and mutated headers, register requests,
- * lengths and flags, while rxe1 is removed and added back. Built 64- and
- * 32-bit (compat ioctls). FUZZ_OPS sets how many operations in all
- * (default 20000), FUZZ_SEED the seed (default: the clock); the seed is
- * printed, so a failure replays.
+ * lengths and flags, while the pair's server (umad_test.h) is removed and
+ * added back. Built 64- and 32-bit (compat ioctls). FUZZ_OPS sets how many
+ * operations in all (default 20000), FUZZ_SEED the seed (default: the
+ * clock); the seed is printed, so a failure replays.
  *
  * It fails on an errno no umad operation may give, and on a thread that
  * does not return, and no kernel report appears.
@@ -22,7 +22,7 @@
 #include "../kselftest_harness.h"
 #include "umad_test.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define THREADS 4
 #define FDS 6
@@ -31,7 +31,7 @@ UMAD_NEEDS_RXE
 struct fuzzer {
 	uint64_t state;
 	int fds[FDS];
-	__u8 gids[2][16];
+	struct umad_port_addr addrs[2]; /* the client's and the server's ports */
 	long ops;
 	int unexpected; /* the first errno no operation may give */
 	const char *unexpected_op;
@@ -89,7 +89,8 @@ static void fuzz_open(struct fuzzer *f)
 
 	if (*fd >= 0)
 		return;
-	if (umad_path(below(f, 2) ? "rxe0" : UMAD_RXE, 1, path, sizeof(path)))
+	if (umad_path(below(f, 2) ? umad_pair()->client : umad_pair()->server, 1, path,
+		      sizeof(path)))
 		return;
 	*fd = open(path, O_RDWR | (below(f, 2) ? O_NONBLOCK : 0));
 	check(f, "open", *fd);
@@ -135,6 +136,8 @@ static void fuzz_write(struct fuzzer *f)
 		*(uint64_t *)(buf + i) = next(f);
 	if (below(f, 4)) {
 		/* Valid-looking: an agent id, addressing, a MAD header. */
+		const struct umad_port_addr *to;
+
 		umad->hdr.id = below(f, 4);
 		umad->hdr.status = 0;
 		umad->hdr.timeout_ms = below(f, 3) ? 0 : below(f, 50);
@@ -144,7 +147,9 @@ static void fuzz_write(struct fuzzer *f)
 		umad->hdr.grh_present = below(f, 8) != 0;
 		umad->hdr.gid_index = below(f, 2);
 		umad->hdr.hop_limit = 64;
-		memcpy(umad->hdr.gid, f->gids[below(f, 2)], 16);
+		to = &f->addrs[below(f, 2)];
+		umad->hdr.lid = htons(to->lid);
+		memcpy(umad->hdr.gid, to->gid, 16);
 		mad[0] = 1;
 		mad[1] = classes[below(f, ARRAY_SIZE(classes))];
 		mad[2] = 1 + below(f, 2);
@@ -259,8 +264,8 @@ TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 					.ops_to_run = total / THREADS };
 		for (int i = 0; i < FDS; i++)
 			f[t].fds[i] = -1;
-		ASSERT_EQ(0, read_gid("rxe0", 1, 0, f[t].gids[0]));
-		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, f[t].gids[1]));
+		ASSERT_EQ(0, read_port_addr(umad_pair()->client, 1, &f[t].addrs[0]));
+		ASSERT_EQ(0, read_port_addr(umad_pair()->server, 1, &f[t].addrs[1]));
 		ASSERT_EQ(0, pthread_create(&threads[t], NULL, fuzz, &f[t]));
 	}
 	/*
@@ -276,9 +281,9 @@ TEST_F_TIMEOUT(fuzz, random_operations_while_devices_come_and_go, 4 * 3600)
 			break;
 		usleep(20 * 1000);
 		if (removals < 5 && now > (removals + 1) * total / 6) {
-			EXPECT_EQ(0, umad_rxe_delete());
+			EXPECT_EQ(0, umad_server_remove());
 			usleep(50 * 1000);
-			EXPECT_EQ(0, umad_rxe_add());
+			EXPECT_EQ(0, umad_server_add());
 			removals++;
 		}
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * GSI MADs between the two rxe ports through unchanged libibumad (linked
- * statically), as SA clients, ibacm, opensm and infiniband-diags use it:
- * umad_send, umad_recv, umad_poll, umad_status, the register calls.
+ * GSI MADs between the pair's two ports (umad_test.h) through unchanged
+ * libibumad (linked statically), as SA clients, ibacm, opensm and
+ * infiniband-diags use it: umad_send, umad_recv, umad_poll, umad_status,
+ * the register calls.
  */
 #include <endian.h>
 #include <pthread.h>
@@ -12,7 +13,7 @@
 #include "../kselftest_harness.h"
 #include "umad_test.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define VENDOR_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */
 #define VENDOR2_CLASS 0x31 /* vendor range 2: OUI, RMPP */
@@ -42,23 +43,16 @@ static uint8_t test_oui[3] = { 0x00, 0x14, 0x05 };
 
 FIXTURE(gsi)
 {
-	char ca[2][UMAD_CA_NAME_LEN];
+	const char *ca[2]; /* the pair's client and server */
 	int fd[2];
 	void *umad;
-	ib_mad_addr_t to[2]; /* GRHs towards each port */
+	struct umad_port_addr port[2]; /* the LID and GID of each port */
 };
 
 FIXTURE_SETUP(gsi)
 {
-	struct ib_port ports[MAX_NODES];
-	int nports, nca = 0;
-
-	nports = list_ib_ports(ports, MAX_NODES);
-	for (int i = 0; i < nports && nca < 2; i++)
-		if (!strcmp(ports[i].link_layer, "Ethernet") && ports[i].port == 1)
-			snprintf(self->ca[nca++], UMAD_CA_NAME_LEN, "%s",
-				 ports[i].ibdev);
-	ASSERT_EQ(2, nca) TH_LOG("the tests need two rxe devices (umad_test.h)");
+	self->ca[0] = umad_pair()->client;
+	self->ca[1] = umad_pair()->server;
 	ASSERT_EQ(0, umad_init());
 	for (int i = 0; i < 2; i++) {
 		self->fd[i] = umad_open_port(self->ca[i], 1);
@@ -68,10 +62,8 @@ FIXTURE_SETUP(gsi)
 	}
 	self->umad = calloc(1, umad_size() + MAD_SIZE);
 	ASSERT_NE(NULL, self->umad);
-	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, read_gid(self->ca[i], 1, 0, self->to[i].gid));
-		self->to[i].hop_limit = 64;
-	}
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, read_port_addr(self->ca[i], 1, &self->port[i]));
 }
 
 FIXTURE_TEARDOWN(gsi)
@@ -96,15 +88,18 @@ TEST_F(gsi, request_and_response_through_libibumad)
 	client = umad_register(self->fd[0], VENDOR_CLASS, 1, 0, NULL);
 	ASSERT_LE(0, client) TH_LOG("client register: %s", strerror(-client));
 
-	/* GET from the first port to the second; RoCE needs a GRH. */
+	/*
+	 * GET from the first port to the second, to its LID (0 on RoCE) with
+	 * a GRH, which RoCE needs.
+	 */
 	mad->base_version = 1;
 	mad->mgmt_class = VENDOR_CLASS;
 	mad->class_version = 1;
 	mad->method = METHOD_GET;
 	mad->tid = htobe64(TEST_TID_LOW);
 	mad->attr_id = htobe16(0x10);
-	ASSERT_EQ(0, umad_set_addr(self->umad, 0, 1, 0, QP1_QKEY));
-	ASSERT_EQ(0, read_gid(self->ca[1], 1, 0, grh.gid));
+	ASSERT_EQ(0, umad_set_addr(self->umad, self->port[1].lid, 1, 0, QP1_QKEY));
+	memcpy(grh.gid, self->port[1].gid, 16);
 	grh.gid_index = 0;
 	grh.hop_limit = 64;
 	ASSERT_EQ(0, umad_set_grh(self->umad, &grh));
@@ -144,6 +139,7 @@ static void address(struct _test_data_gsi *self, void *umad, int to, int class, 
 		    uint64_t tid)
 {
 	struct mad_hdr *mad = umad_get_mad(umad);
+	ib_mad_addr_t grh = { .hop_limit = 64 };
 
 	memset(mad, 0, 40);
 	mad->base_version = 1;
@@ -154,14 +150,16 @@ static void address(struct _test_data_gsi *self, void *umad, int to, int class, 
 	mad->attr_id = htobe16(0x10);
 	if (class >= 0x30 && class <= 0x4f)
 		memcpy((uint8_t *)mad + 37, test_oui, 3);
-	umad_set_addr(umad, 0, 1, 0, QP1_QKEY);
-	umad_set_grh(umad, &self->to[to]);
+	umad_set_addr(umad, self->port[to].lid, 1, 0, QP1_QKEY);
+	memcpy(grh.gid, self->port[to].gid, 16);
+	umad_set_grh(umad, &grh);
 }
 
 /*
- * The server (port 1) reads the next MAD; returns its TID, 0 on failure.
+ * The server (fd[1]) reads the next MAD; returns its TID, 0 on failure.
  * Arrivals get 5 s here (30 for RMPP), which only a lost MAD runs out: one
- * crosses rxe in milliseconds, in well under a second on the slowest guest.
+ * crosses the pair in milliseconds, in well under a second on the slowest
+ * guest.
  */
 static uint64_t serve(struct _test_data_gsi *self, int server)
 {
@@ -427,8 +425,11 @@ TEST_F(gsi, the_address_of_an_arrival_is_the_senders)
 	from = umad_get_mad_addr(self->umad);
 	EXPECT_EQ(1u, be32toh(from->qpn));
 	EXPECT_EQ(1, from->grh_present);
-	EXPECT_EQ(0, memcmp(from->gid, self->to[0].gid, 16)) TH_LOG("the client's GID");
+	EXPECT_EQ(0, memcmp(from->gid, self->port[0].gid, 16)) TH_LOG("the client's GID");
 	EXPECT_EQ(0, from->gid_index);
+	/* The sender's LID too where the pair routes by LID; soft-RoCE gives none. */
+	if (umad_pair()->ib)
+		EXPECT_EQ(self->port[0].lid, be16toh(from->lid)) TH_LOG("the client's LID");
 }
 
 TEST_HARNESS_MAIN

@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# umad nodes follow their IB device: deleting rxe1 takes its node away and
-# leaves rxe0's; adding it back gives it the lowest free number again. Needs
-# rxe1 on vethB (umad_test.h), and rdma from iproute2.
+# umad nodes follow their IB device: removing the pair's server takes its
+# node away and leaves the client's; adding it back gives it the lowest free
+# number again. The pair is umad_pair.sh's.
 . "$(dirname "$0")/../kselftest/ktap_helpers.sh"
+. "$(dirname "$0")/umad_pair.sh"
 
 CLASS=/sys/class/infiniband_mad
 
@@ -19,41 +20,34 @@ node_of() {
 }
 
 ktap_print_header
-if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ]; then
-	ktap_skip_all "no rxe0 and rxe1 (soft-RoCE on vethA and vethB)"
-	exit "$KSFT_SKIP"
-fi
-if ! command -v rdma > /dev/null; then
-	ktap_skip_all "no rdma (iproute2)"
-	exit "$KSFT_SKIP"
-fi
+pair_setup
 ktap_set_plan 3
 
-rxe0_before=$(node_of rxe0)
-rxe1_before=$(node_of rxe1)
-ktap_print_msg "before: rxe0 ${rxe0_before:-none}, rxe1 ${rxe1_before:-none}"
+client_before=$(node_of $CLIENT)
+server_before=$(node_of $SERVER)
+ktap_print_msg "before: $CLIENT ${client_before:-none}, $SERVER ${server_before:-none}"
 
-rdma link delete rxe1
-if [ -n "$rxe1_before" ] && [ -z "$(node_of rxe1)" ] &&
-   [ ! -e "/dev/infiniband/$rxe1_before" ] &&
-   [ ! -e "$CLASS/$rxe1_before" ]; then
+pair_remove_server
+if [ -n "$server_before" ] && [ -z "$(node_of $SERVER)" ] &&
+   [ ! -e "/dev/infiniband/$server_before" ] &&
+   [ ! -e "$CLASS/$server_before" ]; then
 	ktap_test_pass node_goes_with_its_device
 else
 	ktap_test_fail node_goes_with_its_device
 fi
 
-if [ -n "$rxe0_before" ] && [ "$(node_of rxe0)" = "$rxe0_before" ] &&
-   [ -c "/dev/infiniband/$rxe0_before" ]; then
+if [ -n "$client_before" ] && [ "$(node_of $CLIENT)" = "$client_before" ] &&
+   [ -c "/dev/infiniband/$client_before" ]; then
 	ktap_test_pass other_device_keeps_its_node
 else
 	ktap_test_fail other_device_keeps_its_node
 fi
 
-rdma link add rxe1 type rxe netdev vethB
-rxe1_after=$(node_of rxe1)
-ktap_print_msg "after re-adding rxe1: ${rxe1_after:-none}"
-if [ -n "$rxe1_before" ] && [ "$rxe1_after" = "$rxe1_before" ] &&
-   [ -c "/dev/infiniband/$rxe1_after" ]; then
+pair_add_server
+server_after=$(node_of $SERVER)
+ktap_print_msg "after adding $SERVER back: ${server_after:-none}"
+if [ -n "$server_before" ] && [ "$server_after" = "$server_before" ] &&
+   [ -c "/dev/infiniband/$server_after" ]; then
 	ktap_test_pass readded_device_gets_the_lowest_free_number
 else
 	ktap_test_fail readded_device_gets_the_lowest_free_number

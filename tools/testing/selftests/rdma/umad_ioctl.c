@@ -15,7 +15,7 @@
 #include "../kselftest_harness.h"
 #include "umad_test.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define OLD_HDR 56
 #define NEW_HDR 64
@@ -116,7 +116,7 @@ FIXTURE_SETUP(umad)
 {
 	char path[128];
 
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	self->fd = open(path, O_RDWR | O_NONBLOCK);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", path, strerror(errno));
 }
@@ -221,9 +221,14 @@ TEST_F(umad, the_mad_layers_refusals_pass_through)
 		.oui = { 0x00, 0x14, 0x05 }, .rmpp_version = 1,
 	};
 
-	/* RoCE has no QP0. */
-	EXPECT_EQ(-EPROTONOSUPPORT, reg1(self->fd, 0, 0x81, 1, 1, 0, NULL));
-	EXPECT_EQ(-EPROTONOSUPPORT, reg2(self->fd, 0, 0x01, 1, NULL, 0, 1, 0, NULL));
+	/* RoCE has no QP0; IB has, for the subnet management classes. */
+	if (umad_pair()->ib) {
+		EXPECT_EQ(0, reg1(self->fd, 0, 0x81, 1, 1, 0, NULL));
+		EXPECT_EQ(0, reg2(self->fd, 0, 0x01, 1, NULL, 0, 1, 0, NULL));
+	} else {
+		EXPECT_EQ(-EPROTONOSUPPORT, reg1(self->fd, 0, 0x81, 1, 1, 0, NULL));
+		EXPECT_EQ(-EPROTONOSUPPORT, reg2(self->fd, 0, 0x01, 1, NULL, 0, 1, 0, NULL));
+	}
 	/* RMPP version, class version, RMPP on a class without it. */
 	EXPECT_EQ(-EINVAL, reg1(self->fd, 1, VENDOR1_CLASS, 1, 1, 2, NULL));
 	EXPECT_EQ(-EINVAL, reg1(self->fd, 1, VENDOR1_CLASS, 0x83, 1, 0, NULL));
@@ -248,7 +253,7 @@ TEST_F(umad, a_method_is_taken_once_whatever_the_request)
 	char path[128];
 	int other;
 
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	other = open(path, O_RDWR);
 	ASSERT_LE(0, other);
 	for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {

@@ -203,7 +203,7 @@ TEST_F(issm, a_waiting_opener_gets_enxio_when_the_device_goes)
 	ASSERT_EQ(0, pthread_create(&thread, NULL, open_issm, &o));
 	/* A waiter that opened only after the removal would fail with ENOENT. */
 	ASSERT_TRUE(wait_blocked_in(&o.tid, __NR_openat)) TH_LOG("the waiter did not wait");
-	remove = fopen("/sys/kernel/debug/ib_loopback/remove_device", "w");
+	remove = fopen(LOOPBACK_DBG "remove_device", "w");
 	ASSERT_NE(NULL, remove);
 	fprintf(remove, "%s\n", self->ibdev);
 	ASSERT_EQ(0, fclose(remove));

@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The umad driver under stress of coming and going: rxe1 deleted and added
-# back many times while its umad file is open and its sysfs attributes are
+# The umad driver under stress of coming and going: the pair's server
+# removed and added back many times while its umad file is open and its sysfs attributes are
 # being read, then the driver module unloaded and loaded many times with the
 # devices present. Correctness is the nodes being right afterwards, and no
 # kernel report (KASAN, lockdep, kmemleak) meanwhile.
-# Needs rxe1 on vethB (umad_test.h says how), and the loaded umad driver
-# where modprobe finds it; DEVICE_CYCLES sets the soak length.
+# Needs umad_pair.sh's pair, and the loaded umad driver where modprobe finds
+# it; DEVICE_CYCLES sets the soak length.
 . "$(dirname "$0")/../kselftest/ktap_helpers.sh"
+. "$(dirname "$0")/umad_pair.sh"
 
 CLASS=/sys/class/infiniband_mad
 DEVICE_CYCLES=${DEVICE_CYCLES:-200}
@@ -32,14 +33,7 @@ verdict() {
 }
 
 ktap_print_header
-if [ ! -e /sys/class/infiniband/rxe0 ] || [ ! -e /sys/class/infiniband/rxe1 ]; then
-	ktap_skip_all "no rxe0 and rxe1 (soft-RoCE on vethA and vethB)"
-	exit "$KSFT_SKIP"
-fi
-if ! command -v rdma > /dev/null; then
-	ktap_skip_all "no rdma (iproute2)"
-	exit "$KSFT_SKIP"
-fi
+pair_setup
 ktap_set_plan 2
 
 before=$(nodes)
@@ -52,16 +46,16 @@ ok=1
 i=0
 start=$(date +%s)
 while [ $i -lt "$DEVICE_CYCLES" ]; do
-	node=$(nodes | sed -n 's|^rxe1/1 ||p')
+	node=$(nodes | sed -n "s|^$SERVER/1 ||p")
 	if [ -z "$node" ]; then
-		ktap_print_msg "cycle $i: rxe1 has no umad node"
+		ktap_print_msg "cycle $i: $SERVER has no umad node"
 		ok=0
 		break
 	fi
 	exec 3<> "/dev/infiniband/$node"
-	rdma link delete rxe1 || { ok=0; break; }
+	pair_remove_server || { ok=0; break; }
 	exec 3>&-
-	rdma link add rxe1 type rxe netdev vethB || { ok=0; break; }
+	pair_add_server || { ok=0; break; }
 	i=$((i + 1))
 done
 kill $reader

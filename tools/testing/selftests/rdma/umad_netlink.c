@@ -10,7 +10,7 @@
 #include "umad_test.h"
 #include "umad_nl.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 struct chardev {
 	uint64_t devt;
@@ -79,18 +79,19 @@ static int get_chardev(const char *ibdev, uint32_t port, const char *client,
 	return ret;
 }
 
-TEST(umad_chardev_of_each_port)
+/*
+ * The client called name (umad or issm) names each of nodes[n] by netlink:
+ * its name, the ABI version and the device number of /dev/infiniband/<name>.
+ */
+static void expect_chardevs(struct __test_metadata *_metadata, const char *name,
+			    const struct mad_node *nodes, int n)
 {
-	struct mad_node nodes[MAX_NODES];
 	struct chardev c;
 	char path[128];
 	struct stat st;
-	int n;
 
-	n = list_mad_nodes("umad", nodes, MAX_NODES);
-	ASSERT_GE(n, 2);
 	for (int i = 0; i < n; i++) {
-		ASSERT_EQ(0, get_chardev(nodes[i].ibdev, nodes[i].port, "umad", &c))
+		ASSERT_EQ(0, get_chardev(nodes[i].ibdev, nodes[i].port, name, &c))
 			TH_LOG("%s", nodes[i].name);
 		EXPECT_STREQ(nodes[i].name, c.name);
 		EXPECT_EQ(5u, c.abi);
@@ -98,6 +99,16 @@ TEST(umad_chardev_of_each_port)
 		ASSERT_EQ(0, stat(path, &st));
 		EXPECT_EQ(st.st_rdev, c.devt);
 	}
+}
+
+TEST(umad_chardev_of_each_port)
+{
+	struct mad_node nodes[MAX_NODES];
+	int n;
+
+	n = list_mad_nodes("umad", nodes, MAX_NODES);
+	ASSERT_GE(n, 2);
+	expect_chardevs(_metadata, "umad", nodes, n);
 }
 
 /*
@@ -109,15 +120,18 @@ TEST(umad_chardev_without_a_port)
 {
 	struct chardev c;
 
-	EXPECT_EQ(-EINVAL, get_chardev(UMAD_RXE, NO_PORT, "umad", &c));
+	EXPECT_EQ(-EINVAL, get_chardev(umad_pair()->server, NO_PORT, "umad", &c));
 }
 
+/* Every RoCE port: the soft-RoCE pair's two at least. */
 TEST(issm_chardev_where_the_port_has_no_smi)
 {
 	struct ib_port ports[MAX_NODES];
 	struct chardev c;
 	int n, roce = 0;
 
+	if (umad_pair()->ib)
+		SKIP(return, "the pair is ib_loopback's: InfiniBand ports, all with an SMI");
 	n = list_ib_ports(ports, MAX_NODES);
 	for (int i = 0; i < n; i++) {
 		if (strcmp(ports[i].link_layer, "Ethernet"))
@@ -134,13 +148,15 @@ TEST(issm_chardev_where_the_port_has_no_smi)
 
 /*
  * The issm client is attached to every device, as ib_umad's is, so a query
- * about a port without an SMI is answered at once: the IB core looks for a
- * client it does not find with request_module("rdma-client-issm").
+ * about the server's port is answered at once: EOPNOTSUPP on soft-RoCE's,
+ * which has no SMI, and success on ib_loopback's, which has one. The IB core
+ * looks for a client it does not find with request_module("rdma-client-issm").
  */
 TEST(issm_chardev_query_loads_no_module)
 {
 	static const char logger[] = "/tmp/umad_netlink_modprobe.sh";
 	char saved[256] = "";
+	int expected = umad_pair()->ib ? 0 : -EOPNOTSUPP;
 	struct chardev c;
 	FILE *f;
 
@@ -160,7 +176,7 @@ TEST(issm_chardev_query_loads_no_module)
 	fprintf(f, "%s\n", logger);
 	fclose(f);
 
-	EXPECT_EQ(-EOPNOTSUPP, get_chardev(UMAD_RXE, 1, "issm", &c));
+	EXPECT_EQ(expected, get_chardev(umad_pair()->server, 1, "issm", &c));
 
 	f = fopen(MODPROBE, "w");
 	ASSERT_NE(NULL, f);
@@ -170,25 +186,42 @@ TEST(issm_chardev_query_loads_no_module)
 	unlink(logger);
 }
 
-/* One ib_loopback port: soft-RoCE has no SMI, so no issm node. */
+/*
+ * Ports with an SMI, which soft-RoCE's lack: ib_loopback's, the pair's four,
+ * or one loaded here.
+ */
 FIXTURE(smi) {
-	bool loaded;
+	bool loaded_here;
 };
 
 FIXTURE_SETUP(smi)
 {
-	self->loaded = false;
-	if (!loopback_available())
-		SKIP(return, "no port with an SMI: soft-RoCE has none and ib_loopback is missing");
-	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=1"));
-	self->loaded = true;
+	if (access(SYS_IB_CLASS "/iblo0", F_OK)) {
+		if (!loopback_available())
+			SKIP(return,
+			     "no port with an SMI: soft-RoCE has none and ib_loopback is missing");
+		ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=1"));
+		self->loaded_here = true;
+	}
 }
 
 /* In the parent: it runs even when a failed ASSERT ends the test. */
 FIXTURE_TEARDOWN_PARENT(smi)
 {
-	if (self->loaded)
+	if (self->loaded_here)
 		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
+}
+
+/* How many ports have the InfiniBand link layer, and so an SMI. */
+static int infiniband_ports(void)
+{
+	struct ib_port ports[MAX_NODES];
+	int n, ib = 0;
+
+	n = list_ib_ports(ports, MAX_NODES);
+	for (int i = 0; i < n; i++)
+		ib += !strcmp(ports[i].link_layer, "InfiniBand");
+	return ib;
 }
 
 /*
@@ -200,37 +233,38 @@ FIXTURE_TEARDOWN_PARENT(smi)
 TEST_F(smi, issm_chardev_of_a_port_with_an_smi)
 {
 	struct mad_node nodes[MAX_NODES];
-	struct chardev c;
-	char path[128];
-	struct stat st;
+	int n;
 
-	ASSERT_EQ(1, list_mad_nodes("issm", nodes, MAX_NODES));
-	ASSERT_EQ(0, get_chardev(nodes[0].ibdev, nodes[0].port, "issm", &c));
-	EXPECT_STREQ(nodes[0].name, c.name);
-	EXPECT_EQ(5u, c.abi);
-	ASSERT_EQ(0, node_dev_path(&nodes[0], path, sizeof(path)));
-	ASSERT_EQ(0, stat(path, &st));
-	EXPECT_EQ(st.st_rdev, c.devt);
+	/* One issmN on each InfiniBand port, and none on RoCE's. */
+	n = list_mad_nodes("issm", nodes, MAX_NODES);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(infiniband_ports(), n);
+	expect_chardevs(_metadata, "issm", nodes, n);
 }
 
-/* One ib_loopback device of two ports: rxe's devices have one each. */
+/*
+ * A device of two ports, rxe's having one each: ib_loopback's iblo0, of
+ * the pair or loaded here.
+ */
 FIXTURE(ports) {
-	bool loaded;
+	bool loaded_here;
 };
 
 FIXTURE_SETUP(ports)
 {
-	self->loaded = false;
-	if (!loopback_available())
-		SKIP(return, "no device of two ports: rxe's have one, ib_loopback is missing");
-	ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=2"));
-	self->loaded = true;
+	if (access(SYS_IB_CLASS "/iblo0", F_OK)) {
+		if (!loopback_available())
+			SKIP(return,
+			     "no device of two ports: rxe's have one, ib_loopback is missing");
+		ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=1 nports=2"));
+		self->loaded_here = true;
+	}
 }
 
 /* In the parent: it runs even when a failed ASSERT ends the test. */
 FIXTURE_TEARDOWN_PARENT(ports)
 {
-	if (self->loaded)
+	if (self->loaded_here)
 		EXPECT_EQ(0, syscall(SYS_delete_module, "ib_loopback", 0));
 }
 

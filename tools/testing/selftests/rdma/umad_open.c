@@ -10,7 +10,7 @@
 #include "../kselftest_harness.h"
 #include "umad_test.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 TEST(every_umad_node_opens_and_closes)
 {
@@ -33,7 +33,7 @@ TEST(umad_file_is_a_stream)
 	char path[128], buf[64];
 	int fd;
 
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	fd = open(path, O_RDWR);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
@@ -53,7 +53,7 @@ TEST(open_file_pins_the_module)
 
 	/* !!: the harness would print a pointer as an integer, which -m32 warns of. */
 	ASSERT_TRUE(!!module);
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	fd = open(path, O_RDWR);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, syscall(SYS_delete_module, module, O_NONBLOCK));
@@ -67,13 +67,13 @@ TEST(close_after_the_device_is_gone)
 	char path[128];
 	int fd;
 
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	fd = open(path, O_RDWR);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, umad_rxe_delete());
+	ASSERT_EQ(0, umad_server_remove());
 	EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s outlived its device", path);
 	EXPECT_EQ(0, close(fd));
-	ASSERT_EQ(0, umad_rxe_add());
+	ASSERT_EQ(0, umad_server_add());
 }
 
 TEST(stale_device_node_gives_enxio)
@@ -84,12 +84,12 @@ TEST(stale_device_node_gives_enxio)
 	int n, fd;
 
 	n = list_mad_nodes("umad", nodes, MAX_NODES);
-	node = find_node(nodes, n, UMAD_RXE, 1);
+	node = find_node(nodes, n, umad_pair()->server, 1);
 	ASSERT_TRUE(!!node);
 	ASSERT_TRUE(!!mkdtemp(dir));
 	snprintf(stale, sizeof(stale), "%s/stale", dir);
 	ASSERT_EQ(0, mknod(stale, S_IFCHR | 0600, makedev(node->major, node->minor)));
-	ASSERT_EQ(0, umad_rxe_delete());
+	ASSERT_EQ(0, umad_server_remove());
 	fd = open(stale, O_RDWR);
 	EXPECT_EQ(-1, fd);
 	EXPECT_EQ(ENXIO, errno);
@@ -97,7 +97,7 @@ TEST(stale_device_node_gives_enxio)
 		close(fd);
 	unlink(stale);
 	rmdir(dir);
-	ASSERT_EQ(0, umad_rxe_add());
+	ASSERT_EQ(0, umad_server_add());
 }
 
 TEST_HARNESS_MAIN

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What an open umad file sees when its device goes away (rxe1 deleted with
- * `rdma link delete`): every operation fails with its errno, waiters wake,
- * close is safe, and registration racing the removal is clean.
+ * What an open umad file sees when its device goes away (the pair's server,
+ * umad_test.h: rxe1 deleted with `rdma link delete`, or iblo1 removed through
+ * ib_loopback's debugfs): every operation fails with its errno, waiters
+ * wake, close is safe, and registration racing the removal is clean.
  *
  * ib_umad without "RDMA/umad: Wake a blocked reader when its device goes"
  * leaves a reader that is already blocked asleep forever: its wait ignores
@@ -26,24 +27,24 @@
 #include "umad_test.h"
 #include "umad_ud.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define VENDOR1_CLASS 0x0a
 #define GET 0x01
 #define NEW_HDR 64
 #define MAD 256
 /*
- * How long a waiter has to wake once the removal is over (rdma returns when
- * it is): it has only to be scheduled, which takes milliseconds however
- * loaded the guest. Measured on CLOCK_MONOTONIC, which no one sets.
+ * How long a waiter has to wake once the removal is over (umad_server_remove()
+ * returns when it is): it has only to be scheduled, which takes milliseconds
+ * however loaded the guest. Measured on CLOCK_MONOTONIC, which no one sets.
  */
 #define WAKE_TIMEOUT_S 10
 
-static int open_umad_rxe(int flags)
+static int open_umad_server(int flags)
 {
 	char path[128];
 
-	if (umad_path(UMAD_RXE, 1, path, sizeof(path)))
+	if (umad_path(umad_pair()->server, 1, path, sizeof(path)))
 		return -1;
 	return open(path, O_RDWR | flags);
 }
@@ -66,28 +67,28 @@ static int reg2(int fd, int class, int method, __u32 *id)
 FIXTURE(removal) {
 	int fd;
 	__u32 agent;
-	bool deleted;
+	bool removed;
 };
 
 FIXTURE_SETUP(removal)
 {
-	self->fd = open_umad_rxe(0);
+	self->fd = open_umad_server(0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, reg2(self->fd, VENDOR1_CLASS, 1, &self->agent));
-	self->deleted = false;
+	self->removed = false;
 }
 
 /* In the parent: it runs even when a failed ASSERT ends the test. */
 FIXTURE_TEARDOWN_PARENT(removal)
 {
-	if (self->deleted)
-		EXPECT_EQ(0, umad_rxe_add());
+	if (self->removed)
+		EXPECT_EQ(0, umad_server_add());
 }
 
-static void delete_umad_rxe(struct __test_metadata *_metadata, struct _test_data_removal *self)
+static void remove_server(struct __test_metadata *_metadata, struct _test_data_removal *self)
 {
-	ASSERT_EQ(0, umad_rxe_delete());
-	self->deleted = true;
+	ASSERT_EQ(0, umad_server_remove());
+	self->removed = true;
 }
 
 TEST_F(removal, every_operation_fails_after_it)
@@ -99,7 +100,7 @@ TEST_F(removal, every_operation_fails_after_it)
 	struct pollfd p = { .fd = self->fd, .events = POLLIN | POLLOUT };
 	__u32 id = self->agent;
 
-	delete_umad_rxe(_metadata, self);
+	remove_server(_metadata, self);
 	EXPECT_EQ(-EPIPE, reg2(self->fd, 0, -1, NULL));
 	EXPECT_EQ(-1, ioctl(self->fd, IB_USER_MAD_UNREGISTER_AGENT, &id));
 	EXPECT_EQ(EINVAL, errno);
@@ -153,7 +154,7 @@ TEST_F(removal, a_traced_write_after_it_fails_with_eio)
 	enable = open(events, O_WRONLY);
 	ASSERT_LE(0, enable);
 	ASSERT_EQ(1, write(enable, "1", 1));
-	delete_umad_rxe(_metadata, self);
+	remove_server(_metadata, self);
 	mad->hdr.id = self->agent;
 	written = write(self->fd, buf, sizeof(buf));
 	err = errno;
@@ -191,9 +192,9 @@ static void *wait_on_fd(void *arg)
 	int result;
 
 	/*
-	 * No signal may wake this thread: the SIGCHLD of the `rdma` child
-	 * would interrupt the wait and restart the read, which then sees the
-	 * removal, hiding a wait that ignores it.
+	 * No signal may wake this thread: on rxe, the SIGCHLD of the `rdma`
+	 * child that removes rxe1 would interrupt the wait and restart the
+	 * read, which then sees the removal, hiding a wait that ignores it.
 	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
@@ -237,7 +238,7 @@ static bool removal_wakes(struct __test_metadata *_metadata, struct _test_data_r
 	 */
 	ASSERT_TRUE(wait_blocked_in(&w->tid, w->use_poll ? NR_POLL : __NR_read))
 		TH_LOG("the %s never blocked", w->use_poll ? "poll" : "read");
-	delete_umad_rxe(_metadata, self);
+	remove_server(_metadata, self);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += WAKE_TIMEOUT_S;
 	pthread_mutex_lock(&w->lock);
@@ -278,13 +279,14 @@ TEST_F(removal, a_blocked_poller_wakes_with_pollerr)
 #define SLOW_SENDS 32
 #define OUTSTANDING_MS 600000
 
-/* A GET of class VENDOR1 from agent to gid, behind the 64-byte header. */
-static ssize_t send_get(int fd, __u32 agent, const __u8 *gid, __u64 tid, int timeout_ms)
+/* A GET of class VENDOR1 from agent to a port, behind the 64-byte header. */
+static ssize_t send_get(int fd, __u32 agent, const struct umad_port_addr *to, __u64 tid,
+			int timeout_ms)
 {
 	__u8 buf[NEW_HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
 
-	umad_address(umad, agent, gid, timeout_ms, 0);
+	umad_address(umad, agent, to, timeout_ms, 0);
 	umad_common_header(buf + NEW_HDR, VENDOR1_CLASS, GET, tid);
 	return write(fd, buf, sizeof(buf)) < 0 ? -errno : (ssize_t)sizeof(buf);
 }
@@ -299,8 +301,8 @@ static ssize_t send_get(int fd, __u32 agent, const __u8 *gid, __u64 tid, int tim
 struct late_writer {
 	int fd;
 	__u32 agent;
-	__u8 gid[16];
-	atomic_bool removed; /* the removal is over: rdma returned */
+	struct umad_port_addr to;
+	atomic_bool removed; /* the removal is over: umad_server_remove() returned */
 	long written;
 	long after_pollerr; /* writes that succeeded after poll() said POLLERR */
 	long after_removal; /* writes that succeeded after the removal was over */
@@ -320,7 +322,7 @@ static void *write_until_refused(void *arg)
 
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
 			w->saw_pollerr = true;
-		ret = send_get(w->fd, w->agent, w->gid, tid, 0);
+		ret = send_get(w->fd, w->agent, &w->to, tid, 0);
 		if (ret < 0) {
 			w->error = -ret;
 			break;
@@ -343,26 +345,26 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 {
 	struct late_writer w = { .fd = self->fd };
 	static struct waiter poller;
-	__u8 server_gid[16];
+	struct umad_port_addr server_addr;
 	pthread_t writer, waiting;
 	char path[128];
 	__u32 id = 0;
 	int server;
 
-	/* rxe0 takes the requests and leaves them unanswered. */
-	ASSERT_EQ(0, umad_path("rxe0", 1, path, sizeof(path)));
-	ASSERT_EQ(0, read_gid("rxe0", 1, 0, server_gid));
+	/* The pair's client takes the requests and leaves them unanswered. */
+	ASSERT_EQ(0, umad_path(umad_pair()->client, 1, path, sizeof(path)));
+	ASSERT_EQ(0, read_port_addr(umad_pair()->client, 1, &server_addr));
 	server = open(path, O_RDWR);
 	ASSERT_LE(0, server);
 	ASSERT_EQ(0, reg2(server, VENDOR1_CLASS, GET, NULL));
 	for (int a = 0; a < SLOW_AGENTS; a++) {
 		ASSERT_EQ(0, reg2(self->fd, 0, -1, &id));
 		for (int i = 0; i < SLOW_SENDS; i++)
-			ASSERT_EQ(NEW_HDR + MAD, send_get(self->fd, id, server_gid,
+			ASSERT_EQ(NEW_HDR + MAD, send_get(self->fd, id, &server_addr,
 							  (__u64)id << 32 | i, OUTSTANDING_MS));
 	}
 	ASSERT_EQ(0, reg2(self->fd, 0, -1, &w.agent));
-	memcpy(w.gid, server_gid, 16);
+	w.to = server_addr;
 
 	poller = (struct waiter){ .fd = self->fd, .use_poll = true };
 	pthread_mutex_init(&poller.lock, NULL);
@@ -377,7 +379,7 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 	ASSERT_TRUE(wait_blocked_in(&poller.tid, NR_POLL)) TH_LOG("the poll never blocked");
 	for (int i = 0; i < 10000 && !__atomic_load_n(&w.written, __ATOMIC_RELAXED); i++)
 		usleep(1000);
-	delete_umad_rxe(_metadata, self);
+	remove_server(_metadata, self);
 	w.removed = true;
 	pthread_join(writer, NULL);
 	pthread_join(waiting, NULL);
@@ -400,7 +402,7 @@ TEST_F_TIMEOUT(removal, no_write_succeeds_once_poll_says_the_device_went, 300)
 
 struct hammer {
 	int fd;
-	atomic_bool removed; /* the removal is over: rdma returned */
+	atomic_bool removed; /* the removal is over: umad_server_remove() returned */
 	int unexpected; /* an errno no registration may give, or 0 */
 	long registered, refused;
 };
@@ -632,7 +634,7 @@ TEST_F(removal, notices_a_program_provokes_are_rate_limited)
 {
 	struct log_flood f;
 
-	delete_umad_rxe(_metadata, self);
+	remove_server(_metadata, self);
 	ASSERT_EQ(0, flood_begin(&f, "ib_umad_reg_agent2: invalid device"));
 	while (flood_more(&f))
 		ASSERT_EQ(-EPIPE, reg2(self->fd, VENDOR1_CLASS, 1, NULL));
@@ -656,7 +658,7 @@ TEST(the_old_abi_warning_a_program_provokes_is_rate_limited)
 	char path[128];
 
 	/* Looked up once: the flood is of opens, not of sysfs reads. */
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	ASSERT_EQ(0, flood_begin(&f, "did not enable P_Key index support"));
 	while (flood_more(&f)) {
 		int fd = open(path, O_RDWR);
@@ -686,7 +688,7 @@ TEST(the_old_abi_warning_names_the_process_by_its_bytes)
 	int kmsg, named = 0, warned = 0;
 
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "caf\xc3\xa9"));
-	ASSERT_EQ(0, umad_path(UMAD_RXE, 1, path, sizeof(path)));
+	ASSERT_EQ(0, umad_path(umad_pair()->server, 1, path, sizeof(path)));
 	kmsg = kmsg_from_now();
 	ASSERT_LE(0, kmsg);
 	jiffies_clock(&start);
@@ -713,7 +715,7 @@ TEST(registration_races_removal)
 		struct hammer h = { .removed = false };
 		pthread_t thread;
 
-		h.fd = open_umad_rxe(0);
+		h.fd = open_umad_server(0);
 		ASSERT_LE(0, h.fd);
 		ASSERT_EQ(0, pthread_create(&thread, NULL, hammer_registration, &h));
 		/*
@@ -735,13 +737,13 @@ TEST(registration_races_removal)
 				TH_LOG("cycle %d: no registration in 30 s", c);
 			usleep(20 * 1000 * (c % 5));
 		}
-		EXPECT_EQ(0, umad_rxe_delete());
+		EXPECT_EQ(0, umad_server_remove());
 		h.removed = true;
 		pthread_join(thread, NULL);
 		EXPECT_EQ(0, h.unexpected) TH_LOG("cycle %d: errno %d", c, h.unexpected);
 		EXPECT_LT(0, h.refused) TH_LOG("cycle %d: never saw the removal", c);
 		EXPECT_EQ(0, close(h.fd));
-		ASSERT_EQ(0, umad_rxe_add());
+		ASSERT_EQ(0, umad_server_add());
 	}
 }
 

@@ -17,8 +17,6 @@
 #include "../kselftest_harness.h"
 #include "umad_test.h"
 
-#define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
-
 #define CLASS_SUBN_LID 0x01
 #define CLASS_SUBN_DR 0x81
 #define VENDOR_CLASS 0x09 /* vendor range 1: no OUI, no RMPP */

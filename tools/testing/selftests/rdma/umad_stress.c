@@ -3,11 +3,11 @@
  * Races that need CPUs running at once (run them on two CPUs or more):
  * device removal against every file operation, close and unregister
  * against arrivals, writers against the send handler and timeouts, many
- * files on one port. rxe0 is the client, rxe1 the server (and the device
- * that goes); the removal soak runs on ib_loopback too, whose ports have
- * issm nodes. STRESS_CYCLES sets how many removal cycles run (default 20).
+ * files on one port, between the pair's client and server (umad_test.h),
+ * the server being the device that goes; the removal soak runs on
+ * ib_loopback's iblo1 too, whatever the pair, whose ports have issm nodes.
+ * STRESS_CYCLES sets how many removal cycles run (default 20).
  */
-#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,7 +20,7 @@
 #include "umad_test.h"
 #include "umad_ud.h"
 
-UMAD_NEEDS_RXE
+UMAD_NEEDS_PAIR
 
 #define HDR 64
 #define MAD 256
@@ -33,7 +33,6 @@ UMAD_NEEDS_RXE
  * read that the removal must have woken.
  */
 #define JOIN_TIMEOUT_S 10
-#define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
 
 static int open_umad(const char *ibdev, int flags)
 {
@@ -58,15 +57,15 @@ static int reg(int fd, int class, int method)
 	return req.id;
 }
 
-/* Writes a MAD of method to gid with the agent; write's result or -errno. */
-static int send_mad(int fd, int agent, const __u8 *gid, int method, __u64 tid,
-		    int timeout_ms)
+/* Writes a MAD of method to a port with the agent; write's result or -errno. */
+static int send_mad(int fd, int agent, const struct umad_port_addr *to, int method,
+		    __u64 tid, int timeout_ms)
 {
 	__u8 buf[HDR + MAD] = { 0 };
 	struct ib_user_mad *umad = (void *)buf;
 	int ret;
 
-	umad_address(umad, agent, gid, timeout_ms, 0);
+	umad_address(umad, agent, to, timeout_ms, 0);
 	umad_common_header(buf + HDR, VENDOR1_CLASS, method, tid);
 	ret = write(fd, buf, sizeof(buf));
 	return ret < 0 ? -errno : ret;
@@ -116,9 +115,7 @@ struct worker {
 	const char *ibdev;
 	const char *node; /* do_opens: the node it opens, umad or issm */
 	int fd;
-	/* Where writes go: client_lid if the fabric is IB, else client_gid. */
-	__u8 client_gid[16];
-	__u16 client_lid;
+	const struct umad_port_addr *client; /* where writes go */
 	atomic_bool stop;
 	atomic_int tid; /* do_reads: its thread, for wait_blocked_in() */
 	int unexpected; /* an errno the operation may not give, or 0 */
@@ -175,24 +172,6 @@ static void *do_polls(void *arg)
 	return NULL;
 }
 
-/* A GET to the worker's client, LID-routed on IB; write's result or -errno. */
-static int send_get_to_client(struct worker *w, int agent, __u64 tid)
-{
-	__u8 buf[HDR + MAD] = { 0 };
-	struct ib_user_mad *umad = (void *)buf;
-	int ret;
-
-	if (!w->client_lid)
-		return send_mad(w->fd, agent, w->client_gid, GET, tid, 0);
-	umad->hdr.id = agent;
-	umad->hdr.qpn = htonl(1);
-	umad->hdr.qkey = htonl(QP1_QKEY);
-	umad->hdr.lid = htons(w->client_lid);
-	umad_common_header(buf + HDR, VENDOR1_CLASS, GET, tid);
-	ret = write(w->fd, buf, sizeof(buf));
-	return ret < 0 ? -errno : ret;
-}
-
 static void *do_writes(void *arg)
 {
 	static const int allowed[] = { EIO, EINVAL, 0 };
@@ -206,7 +185,7 @@ static void *do_writes(void *arg)
 		return NULL;
 	}
 	for (__u64 tid = 1; !w->stop; tid++) {
-		int ret = send_get_to_client(w, agent, tid);
+		int ret = send_mad(w->fd, agent, w->client, GET, tid, 0);
 
 		if (ret < 0)
 			expect_errno(w, -ret, allowed);
@@ -262,7 +241,7 @@ static void *do_opens(void *arg)
 struct removable {
 	const char *ibdev;
 	const char *client; /* the device whose port 1 the writes go to */
-	bool ib;	    /* IB link layer: LID-routed, with an issm node */
+	bool ib;	    /* IB link layer: port 1 has an issm node */
 	int (*remove)(void);
 	int (*add)(void);
 };
@@ -278,37 +257,50 @@ static int loopback_add(void)
 	return write_attr(LOOPBACK_DBG "add_device", "2");
 }
 
-static int rxe_remove(void)
-{
-	return umad_rxe_delete();
-}
-
 FIXTURE(soak) {
+	struct removable dev;
 	bool loaded_here;
 };
 
+/* The device that goes: the pair's server, or ib_loopback's iblo1. */
 FIXTURE_VARIANT(soak) {
-	struct removable dev;
+	bool loopback;
 };
 
-FIXTURE_VARIANT_ADD(soak, rxe) {
-	.dev = { .ibdev = UMAD_RXE, .client = "rxe0",
-		 .remove = rxe_remove, .add = umad_rxe_add },
+FIXTURE_VARIANT_ADD(soak, pair) {
+	.loopback = false,
 };
 
+/* iblo1, ib_loopback loaded here where the pair is soft-RoCE's. */
 FIXTURE_VARIANT_ADD(soak, ib_loopback) {
-	.dev = { .ibdev = "iblo1", .client = "iblo0", .ib = true,
-		 .remove = loopback_remove, .add = loopback_add },
+	.loopback = true,
 };
 
 FIXTURE_SETUP(soak)
 {
-	if (variant->dev.ib && access(SYS_IB_CLASS "/iblo0", F_OK)) {
-		if (!loopback_available())
-			SKIP(return, "no ib_loopback, the test HCA (CONFIG_INFINIBAND_LOOPBACK)");
-		ASSERT_EQ(0, LOOPBACK_LOAD("ndevs=2 nports=2"));
-		self->loaded_here = true;
+	const struct umad_pair *pair;
+
+	if (variant->loopback) {
+		if (access(SYS_IB_CLASS "/iblo0", F_OK)) {
+			if (!loopback_available())
+				SKIP(return,
+				     "no ib_loopback, the test HCA (CONFIG_INFINIBAND_LOOPBACK)");
+			ASSERT_EQ(0, LOOPBACK_LOAD(LOOPBACK_PAIR_PARAMS));
+			self->loaded_here = true;
+		}
+		self->dev = (struct removable){
+			.ibdev = "iblo1", .client = "iblo0", .ib = true,
+			.remove = loopback_remove, .add = loopback_add,
+		};
+		return;
 	}
+	pair = umad_pair();
+	if (pair->ib)
+		SKIP(return, "the pair is ib_loopback's: the ib_loopback variant soaks its iblo1");
+	self->dev = (struct removable){
+		.ibdev = pair->server, .client = pair->client,
+		.remove = umad_server_remove, .add = umad_server_add,
+	};
 }
 
 FIXTURE_TEARDOWN(soak)
@@ -334,28 +326,23 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 		{ .what = "issm open/close", .fn = do_opens, .node = "issm" },
 	};
 	struct worker *reader = &workers[0];
-	const struct removable *dev = &variant->dev;
+	const struct removable *dev = &self->dev;
 	const int n = ARRAY_SIZE(workers) - !dev->ib;
 	int cycles = stress_cycles();
+	struct umad_port_addr client;
 	pthread_t threads[n];
-	char lid[16];
 
+	ASSERT_EQ(0, read_port_addr(dev->client, 1, &client));
 	for (int c = 0; c < cycles; c++) {
 		for (int i = 0; i < n; i++) {
 			struct worker *w = &workers[i];
 
 			w->ibdev = dev->ibdev;
+			w->client = &client;
 			w->stop = false;
 			w->tid = 0;
 			w->unexpected = 0;
 			w->done = 0;
-			if (dev->ib) {
-				ASSERT_EQ(0, read_attr(SYS_IB_CLASS "/iblo0/ports/1/lid", lid,
-						       sizeof(lid)));
-				w->client_lid = strtol(lid, NULL, 0);
-			} else {
-				ASSERT_EQ(0, read_gid(dev->client, 1, 0, w->client_gid));
-			}
 			w->fd = open_umad(dev->ibdev, 0);
 			ASSERT_LE(0, w->fd);
 			if (w->fn == do_reads || w->fn == do_polls)
@@ -394,10 +381,10 @@ TEST_F_TIMEOUT(soak, removal_races_every_operation, 3600)
 	TH_LOG("%d removal cycles of %s", cycles, dev->ibdev);
 }
 
-/* Floods rxe1's class VENDOR1_CLASS with GETs from rxe0 until stopped. */
+/* Floods the server's class VENDOR1_CLASS with GETs from the client until stopped. */
 struct flood {
 	int fd, agent;
-	__u8 server_gid[16];
+	struct umad_port_addr server;
 	atomic_bool stop;
 	int failed; /* a write's errno, or 0 */
 	long sent;
@@ -408,7 +395,7 @@ static void *flood(void *arg)
 	struct flood *f = arg;
 
 	for (__u64 tid = 1; !f->stop; tid++) {
-		int ret = send_mad(f->fd, f->agent, f->server_gid, GET, tid, 0);
+		int ret = send_mad(f->fd, f->agent, &f->server, GET, tid, 0);
 
 		if (ret < 0)
 			f->failed = -ret;
@@ -421,11 +408,11 @@ static void *flood(void *arg)
 static void start_flood(struct __test_metadata *_metadata, struct flood *f,
 			pthread_t *thread)
 {
-	f->fd = open_umad("rxe0", 0);
+	f->fd = open_umad(umad_pair()->client, 0);
 	ASSERT_LE(0, f->fd);
 	f->agent = reg(f->fd, 0, -1);
 	ASSERT_LE(0, f->agent);
-	ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, f->server_gid));
+	ASSERT_EQ(0, read_port_addr(umad_pair()->server, 1, &f->server));
 	ASSERT_EQ(0, pthread_create(thread, NULL, flood, f));
 }
 
@@ -447,7 +434,7 @@ TEST_F_TIMEOUT(stress, close_races_arrivals, 300)
 
 	start_flood(_metadata, &f, &thread);
 	for (int i = 0; i < 200; i++) {
-		int fd = open_umad(UMAD_RXE, 0);
+		int fd = open_umad(umad_pair()->server, 0);
 		__u8 buf[HDR + MAD];
 
 		ASSERT_LE(0, fd);
@@ -469,7 +456,7 @@ TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
 	pthread_t thread;
 	int fd;
 
-	fd = open_umad(UMAD_RXE, 0);
+	fd = open_umad(umad_pair()->server, 0);
 	ASSERT_LE(0, fd);
 	start_flood(_metadata, &f, &thread);
 	for (int i = 0; i < 500; i++) {
@@ -490,7 +477,7 @@ TEST_F_TIMEOUT(stress, unregister_races_arrivals, 300)
 /* Answers every GET on its file until stopped. */
 struct answerer {
 	int fd, agent;
-	__u8 client_gid[16];
+	struct umad_port_addr client;
 	atomic_bool stop;
 	int failed;
 };
@@ -512,7 +499,7 @@ static void *answer(void *arg)
 		}
 		for (int i = 0; i < 8; i++)
 			tid = tid << 8 | buf[HDR + 8 + i];
-		if (send_mad(a->fd, a->agent, a->client_gid, GET_RESP, tid, 0) < 0)
+		if (send_mad(a->fd, a->agent, &a->client, GET_RESP, tid, 0) < 0)
 			a->failed = errno;
 	}
 	return NULL;
@@ -520,7 +507,7 @@ static void *answer(void *arg)
 
 struct requester {
 	int fd, agent, index;
-	__u8 server_gid[16];
+	struct umad_port_addr server;
 	int answered, failed;
 };
 
@@ -535,7 +522,7 @@ static void *request(void *arg)
 		__u64 tid = (__u64)r->index << 16 | i;
 
 		/* Generous times: this is about where answers go, not when. */
-		if (send_mad(r->fd, r->agent, r->server_gid, GET, tid, 30000) < 0) {
+		if (send_mad(r->fd, r->agent, &r->server, GET, tid, 30000) < 0) {
 			r->failed = errno;
 			return NULL;
 		}
@@ -560,16 +547,16 @@ TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
 	struct requester r[FILES];
 	pthread_t server, threads[FILES];
 
-	a.fd = open_umad(UMAD_RXE, 0);
+	a.fd = open_umad(umad_pair()->server, 0);
 	ASSERT_LE(0, a.fd);
 	a.agent = reg(a.fd, VENDOR1_CLASS, GET);
 	ASSERT_LE(0, a.agent);
-	ASSERT_EQ(0, read_gid("rxe0", 1, 0, a.client_gid));
+	ASSERT_EQ(0, read_port_addr(umad_pair()->client, 1, &a.client));
 	ASSERT_EQ(0, pthread_create(&server, NULL, answer, &a));
 	for (int i = 0; i < FILES; i++) {
 		r[i] = (struct requester){ .index = i };
-		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, r[i].server_gid));
-		r[i].fd = open_umad("rxe0", 0);
+		ASSERT_EQ(0, read_port_addr(umad_pair()->server, 1, &r[i].server));
+		r[i].fd = open_umad(umad_pair()->client, 0);
 		ASSERT_LE(0, r[i].fd);
 		r[i].agent = reg(r[i].fd, 0, -1);
 		ASSERT_LE(0, r[i].agent);
@@ -593,7 +580,7 @@ TEST_F_TIMEOUT(stress, many_files_on_one_port, 300)
 
 struct timed_writer {
 	int fd, agent, index;
-	__u8 server_gid[16];
+	struct umad_port_addr server;
 	int failed;
 };
 
@@ -602,7 +589,7 @@ static void *write_unanswered(void *arg)
 	struct timed_writer *w = arg;
 
 	for (int i = 0; i < PER_WRITER; i++)
-		if (send_mad(w->fd, w->agent, w->server_gid, GET,
+		if (send_mad(w->fd, w->agent, &w->server, GET,
 			     (__u64)w->index << 16 | i, 20) < 0)
 			w->failed = errno;
 	return NULL;
@@ -622,16 +609,16 @@ TEST_F_TIMEOUT(stress, writers_race_the_send_handler_and_timeouts, 300)
 	__u8 buf[HDR + MAD];
 	struct ib_user_mad *umad = (void *)buf;
 
-	server = open_umad(UMAD_RXE, 0);
+	server = open_umad(umad_pair()->server, 0);
 	ASSERT_LE(0, server);
 	ASSERT_LE(0, reg(server, VENDOR1_CLASS, GET));
-	client = open_umad("rxe0", 0);
+	client = open_umad(umad_pair()->client, 0);
 	ASSERT_LE(0, client);
 	agent = reg(client, 0, -1);
 	ASSERT_LE(0, agent);
 	for (int i = 0; i < WRITERS; i++) {
 		w[i] = (struct timed_writer){ .fd = client, .agent = agent, .index = i };
-		ASSERT_EQ(0, read_gid(UMAD_RXE, 1, 0, w[i].server_gid));
+		ASSERT_EQ(0, read_port_addr(umad_pair()->server, 1, &w[i].server));
 		ASSERT_EQ(0, pthread_create(&threads[i], NULL, write_unanswered, &w[i]));
 	}
 	/*

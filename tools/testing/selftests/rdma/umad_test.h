@@ -364,65 +364,8 @@ static inline int umad_path(const char *ibdev, int port, char *path, size_t len)
 }
 
 /*
- * The soft-RoCE device the tests use, rxe1 on the netdev vethB: tests that
- * remove a device remove this one and put it back. Before the tests:
- *   ip link add vethA type veth peer name vethB
- *   ip link set vethA up; ip link set vethB up
- *   rdma link add rxe1 type rxe netdev vethB
- */
-#define UMAD_RXE "rxe1"
-#define UMAD_RXE_NETDEV "vethB"
-
-/*
- * A program whose tests use the two soft-RoCE devices, rxe0 and rxe1 (set
- * up as above, with rxe0 on vethA), says so with UMAD_NEEDS_RXE after its
- * includes: without them, it skips as a whole before its first test.
- */
-static inline void umad_require_rxe(void)
-{
-	if (access(SYS_IB_CLASS "/rxe0", F_OK) || access(SYS_IB_CLASS "/" UMAD_RXE, F_OK)) {
-		ksft_print_header();
-		ksft_exit_skip("no rxe0 and " UMAD_RXE " (soft-RoCE on vethA and vethB)\n");
-	}
-}
-
-#define UMAD_NEEDS_RXE							\
-	static void __attribute__((constructor)) umad_needs_rxe(void)	\
-	{								\
-		umad_require_rxe();					\
-	}
-
-static inline int umad_rxe_delete(void)
-{
-	return system("rdma link delete " UMAD_RXE);
-}
-
-/*
- * Puts rxe1 back and waits for its link-local GID, which the IB core adds a
- * moment later: a MAD sent to it before then is lost. The wait ends when
- * the GID comes; its limit, 30 s (counted in sleeps, so never less), only
- * decides how long a missing GID takes to fail.
- */
-static inline int umad_rxe_add(void)
-{
-	char gid[64];
-	int ret;
-
-	ret = system("rdma link add " UMAD_RXE " type rxe netdev " UMAD_RXE_NETDEV);
-	if (ret)
-		return ret;
-	for (int i = 0; i < 300; i++) {
-		if (!read_attr(SYS_IB_CLASS "/" UMAD_RXE "/ports/1/gids/0", gid, sizeof(gid)) &&
-		    !strncmp(gid, "fe80", 4))
-			return 0;
-		usleep(100 * 1000);
-	}
-	return -ETIMEDOUT;
-}
-
-/*
  * The test HCA, ib_loopback (CONFIG_INFINIBAND_LOOPBACK): whether modprobe
- * can find it, and its load with the given parameters.
+ * can find it, its load with the given parameters, and its debugfs knobs.
  */
 static inline bool loopback_available(void)
 {
@@ -430,6 +373,146 @@ static inline bool loopback_available(void)
 }
 
 #define LOOPBACK_LOAD(params) system("modprobe ib_loopback " params)
+#define LOOPBACK_DBG "/sys/kernel/debug/ib_loopback/"
+
+/*
+ * The two ports that the GSI tests move MADs between: port 1 of the client
+ * device and port 1 of the server device, cabled to each other. Tests that
+ * remove a device remove the server and put it back.
+ *
+ * Where the kernel has soft-RoCE, they are rxe0 and rxe1 on the two ends of
+ * a veth pair, which the test environment sets up:
+ *   ip link add vethA type veth peer name vethB
+ *   ip link set vethA up; ip link set vethB up
+ *   rdma link add rxe0 type rxe netdev vethA
+ *   rdma link add rxe1 type rxe netdev vethB
+ * Where it has not (Debian's cloud kernels), they are ib_loopback's iblo0
+ * and iblo1, of two ports each, which a program that needs the pair loads
+ * before its first test and unloads after its last.
+ */
+struct umad_pair {
+	const char *client, *server;
+	bool ib;	/* ib_loopback's: IB link layer, an SMI and issm nodes */
+};
+
+#define LOOPBACK_PAIR_PARAMS "ndevs=2 nports=2"
+
+static inline bool rxe_pair_present(void)
+{
+	return !access(SYS_IB_CLASS "/rxe0", F_OK) && !access(SYS_IB_CLASS "/rxe1", F_OK);
+}
+
+/* The pair this kernel has: soft-RoCE's if it has rxe0 and rxe1. */
+static inline const struct umad_pair *umad_pair(void)
+{
+	static const struct umad_pair rxe = { .client = "rxe0", .server = "rxe1" };
+	static const struct umad_pair loopback = {
+		.client = "iblo0", .server = "iblo1", .ib = true,
+	};
+	static const struct umad_pair *pair;
+
+	if (!pair)
+		pair = rxe_pair_present() ? &rxe : &loopback;
+	return pair;
+}
+
+static inline void umad_pair_unload(void)
+{
+	if (system("rmmod ib_loopback"))
+		ksft_print_msg("rmmod ib_loopback failed: the next program finds it loaded\n");
+}
+
+/*
+ * A program whose tests use the pair says so with UMAD_NEEDS_PAIR after its
+ * includes: without one, it skips as a whole before its first test. Its
+ * tests run in children of the harness, which leave with _exit(): the
+ * ib_loopback pair is unloaded when the harness itself exits.
+ */
+static inline void umad_require_pair(void)
+{
+	const char *fault = NULL;
+
+	/*
+	 * Settled here, before the harness forks: a test's parent may ask
+	 * for the pair after its child removed the server.
+	 */
+	if (!umad_pair()->ib)
+		return;
+	if (!loopback_available()) {
+		ksft_print_header();
+		ksft_exit_skip("no rxe0 and rxe1 (soft-RoCE), and no ib_loopback\n");
+	}
+	if (!access(SYS_IB_CLASS "/iblo0", F_OK))
+		fault = "ib_loopback is loaded already";
+	else if (LOOPBACK_LOAD(LOOPBACK_PAIR_PARAMS))
+		fault = "modprobe ib_loopback " LOOPBACK_PAIR_PARAMS " failed";
+	if (fault) {
+		ksft_print_header();
+		ksft_exit_fail_msg("no rxe0 and rxe1, and %s\n", fault);
+	}
+	atexit(umad_pair_unload);
+}
+
+#define UMAD_NEEDS_PAIR							\
+	static void __attribute__((constructor)) umad_needs_pair(void)	\
+	{								\
+		umad_require_pair();					\
+	}
+
+/* Removes the pair's server device; 0, or what failed. */
+static inline int umad_server_remove(void)
+{
+	if (umad_pair()->ib)
+		return write_attr(LOOPBACK_DBG "remove_device", "iblo1");
+	return system("rdma link delete rxe1");
+}
+
+/*
+ * Puts the server back. ib_loopback gives a new device the lowest free
+ * index, iblo1 again, with the same LIDs and GIDs. rxe1's link-local GID
+ * comes a moment after the device, from the IB core's netdev events, and a
+ * MAD sent to it before then is lost: the wait ends when the GID comes;
+ * its limit, 30 s (counted in sleeps, so never less), only decides how
+ * long a missing GID takes to fail.
+ */
+static inline int umad_server_add(void)
+{
+	char gid[64];
+	int ret;
+
+	if (umad_pair()->ib)
+		return write_attr(LOOPBACK_DBG "add_device", "2");
+	ret = system("rdma link add rxe1 type rxe netdev vethB");
+	if (ret)
+		return ret;
+	for (int i = 0; i < 300; i++) {
+		if (!read_attr(SYS_IB_CLASS "/rxe1/ports/1/gids/0", gid, sizeof(gid)) &&
+		    !strncmp(gid, "fe80", 4))
+			return 0;
+		usleep(100 * 1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* A port's address: its LID (0 on RoCE, where only the GID routes) and GID 0. */
+struct umad_port_addr {
+	unsigned short lid;	/* host order */
+	unsigned char gid[16];
+};
+
+/* The address of ibdev/port from sysfs; -errno on error. */
+static inline int read_port_addr(const char *ibdev, int port, struct umad_port_addr *addr)
+{
+	char path[256], buf[32];
+	int ret;
+
+	snprintf(path, sizeof(path), SYS_IB_CLASS "/%s/ports/%d/lid", ibdev, port);
+	ret = read_attr(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	addr->lid = strtoul(buf, NULL, 0);
+	return read_gid(ibdev, port, 0, addr->gid);
+}
 
 /*
  * The file of the loaded module called name, as depmod lists it in

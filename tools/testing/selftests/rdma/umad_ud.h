@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The raw-ABI tests' addressing of a UD send on QP1 over soft-RoCE (which
- * needs the GRH). Not for the libibumad tests: libibumad has its own
- * struct ib_user_mad.
+ * The raw-ABI tests' addressing of a UD send on QP1 to a port of the pair
+ * (umad_test.h): by LID and GRH, which soft-RoCE needs and ib_loopback
+ * carries. Not for the libibumad tests: libibumad has its own struct
+ * ib_user_mad.
  */
 #ifndef UMAD_UD_H
 #define UMAD_UD_H
@@ -11,20 +12,23 @@
 #include <string.h>
 #include <rdma/ib_user_mad.h>
 
+#include "umad_test.h"
+
 #define QP1_QKEY 0x80010000
 
-/* Addresses umad's header (the rest of it as it is) from agent to gid. */
+/* Addresses umad's header (the rest of it as it is) from agent to a port. */
 static inline void umad_address(struct ib_user_mad *umad, __u32 agent,
-				const __u8 *gid, int timeout_ms, int retries)
+				const struct umad_port_addr *to, int timeout_ms, int retries)
 {
 	umad->hdr.id = agent;
 	umad->hdr.timeout_ms = timeout_ms;
 	umad->hdr.retries = retries;
 	umad->hdr.qpn = htonl(1);
 	umad->hdr.qkey = htonl(QP1_QKEY);
+	umad->hdr.lid = htons(to->lid);
 	umad->hdr.grh_present = 1;
 	umad->hdr.hop_limit = 64;
-	memcpy(umad->hdr.gid, gid, 16);
+	memcpy(umad->hdr.gid, to->gid, 16);
 }
 
 /*
