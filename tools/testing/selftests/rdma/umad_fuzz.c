@@ -147,8 +147,10 @@ static void fuzz_write(struct fuzzer *f)
 		umad->hdr.grh_present = below(f, 8) != 0;
 		umad->hdr.gid_index = below(f, 2);
 		umad->hdr.hop_limit = 64;
+		/* The port's LID, which IB routes by, or a random one. */
 		to = &f->addrs[below(f, 2)];
-		umad->hdr.lid = htons(to->lid);
+		if (below(f, 2))
+			umad->hdr.lid = htons(to->lid);
 		memcpy(umad->hdr.gid, to->gid, 16);
 		mad[0] = 1;
 		mad[1] = classes[below(f, ARRAY_SIZE(classes))];

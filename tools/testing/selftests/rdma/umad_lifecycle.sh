@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The umad driver under stress of coming and going: the pair's server
-# removed and added back many times while its umad file is open and its sysfs attributes are
-# being read, then the driver module unloaded and loaded many times with the
-# devices present. Correctness is the nodes being right afterwards, and no
-# kernel report (KASAN, lockdep, kmemleak) meanwhile.
+# removed and added back many times while its umad file is open and its
+# sysfs attributes are being read, then the driver module unloaded and
+# loaded many times with the devices present. Correctness is the nodes
+# being right afterwards, and no kernel report (KASAN, lockdep, kmemleak)
+# meanwhile.
 # Needs umad_pair.sh's pair, and the loaded umad driver where modprobe finds
 # it; DEVICE_CYCLES sets the soak length.
 . "$(dirname "$0")/../kselftest/ktap_helpers.sh"

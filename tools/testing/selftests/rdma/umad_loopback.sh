@@ -104,8 +104,8 @@ if ! modinfo ib_loopback > /dev/null 2>&1; then
 fi
 ktap_set_plan 13
 
-rxe_nodes=$(nodes)
-ktap_print_msg "nodes before: $(echo $rxe_nodes)"
+other_nodes=$(nodes)
+ktap_print_msg "nodes before: $(echo $other_nodes)"
 
 # 1
 if modprobe ib_loopback ndevs=2 nports=2 base_lid=$BASE_LID; then
@@ -237,9 +237,9 @@ else
 	ktap_test_fail "seventy_port_device_removed_with_its_nodes"
 fi
 
-# 11: rmmod takes every loopback device and node; rxe's stay as they were.
+# 11: rmmod takes every loopback device and node; others stay as they were.
 if rmmod ib_loopback && ! loaded && [ ! -e "$IB/iblo0" ] &&
-   [ "$(nodes)" = "$rxe_nodes" ] && [ -z "$(nodes issm)" ]; then
+   [ "$(nodes)" = "$other_nodes" ] && [ -z "$(nodes issm)" ]; then
 	ktap_test_pass "rmmod_removes_devices_and_nodes"
 else
 	ktap_test_fail "rmmod_removes_devices_and_nodes"
@@ -258,7 +258,7 @@ while [ $i -lt "$LOAD_CYCLES" ]; do
 	i=$((i + 1))
 done
 ktap_print_msg "$i cycles took $(($(date +%s) - t0)) s"
-[ $ok = 1 ] && [ "$(nodes)" = "$rxe_nodes" ] &&
+[ $ok = 1 ] && [ "$(nodes)" = "$other_nodes" ] &&
 	ktap_test_pass "load_unload_${LOAD_CYCLES}_cycles" ||
 	ktap_test_fail "load_unload_${LOAD_CYCLES}_cycles"
 

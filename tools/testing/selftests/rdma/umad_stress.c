@@ -248,13 +248,12 @@ struct removable {
 
 static int loopback_remove(void)
 {
-	return write_attr(LOOPBACK_DBG "remove_device", "iblo1");
+	return loopback_remove_device("iblo1");
 }
 
-/* iblo1 again: the lowest free index, with the same LIDs. */
 static int loopback_add(void)
 {
-	return write_attr(LOOPBACK_DBG "add_device", "2");
+	return loopback_add_device("2");
 }
 
 FIXTURE(soak) {

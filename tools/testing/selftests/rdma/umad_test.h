@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/utsname.h>
+#include <linux/types.h>
 
 /*
  * Time in these tests: no verdict may depend on the machine's speed. The
@@ -380,15 +381,15 @@ static inline bool loopback_available(void)
  * device and port 1 of the server device, cabled to each other. Tests that
  * remove a device remove the server and put it back.
  *
- * Where the kernel has soft-RoCE, they are rxe0 and rxe1 on the two ends of
- * a veth pair, which the test environment sets up:
+ * Where the kernel has soft-RoCE (rdma_rxe), they are rxe0 and rxe1 on the
+ * two ends of a veth pair, which the test environment sets up:
  *   ip link add vethA type veth peer name vethB
  *   ip link set vethA up; ip link set vethB up
  *   rdma link add rxe0 type rxe netdev vethA
  *   rdma link add rxe1 type rxe netdev vethB
- * Where it has not (Debian's cloud kernels), they are ib_loopback's iblo0
- * and iblo1, of two ports each, which a program that needs the pair loads
- * before its first test and unloads after its last.
+ * Where it has not, they are ib_loopback's iblo0 and iblo1, of two ports
+ * each, which a program that needs the pair loads before its first test
+ * and unloads after its last.
  */
 struct umad_pair {
 	const char *client, *server;
@@ -397,12 +398,18 @@ struct umad_pair {
 
 #define LOOPBACK_PAIR_PARAMS "ndevs=2 nports=2"
 
-static inline bool rxe_pair_present(void)
+/*
+ * Whether the kernel has soft-RoCE, loaded, built in or as a module: then
+ * the pair is rxe's, set up or not, and a missing rxe1 is a skip, not a
+ * reason to test another link layer.
+ */
+static inline bool kernel_has_rxe(void)
 {
-	return !access(SYS_IB_CLASS "/rxe0", F_OK) && !access(SYS_IB_CLASS "/rxe1", F_OK);
+	return !access("/sys/module/rdma_rxe", F_OK) || !access(SYS_IB_CLASS "/rxe0", F_OK) ||
+	       !system("modinfo rdma_rxe > /dev/null 2>&1");
 }
 
-/* The pair this kernel has: soft-RoCE's if it has rxe0 and rxe1. */
+/* The pair this kernel has. */
 static inline const struct umad_pair *umad_pair(void)
 {
 	static const struct umad_pair rxe = { .client = "rxe0", .server = "rxe1" };
@@ -412,20 +419,21 @@ static inline const struct umad_pair *umad_pair(void)
 	static const struct umad_pair *pair;
 
 	if (!pair)
-		pair = rxe_pair_present() ? &rxe : &loopback;
+		pair = kernel_has_rxe() ? &rxe : &loopback;
 	return pair;
 }
 
 static inline void umad_pair_unload(void)
 {
-	if (system("rmmod ib_loopback"))
-		ksft_print_msg("rmmod ib_loopback failed: the next program finds it loaded\n");
+	if (syscall(SYS_delete_module, "ib_loopback", 0))
+		ksft_print_msg("unloading ib_loopback: %s\n", strerror(errno));
 }
 
 /*
  * A program whose tests use the pair says so with UMAD_NEEDS_PAIR after its
- * includes: without one, it skips as a whole before its first test. Its
- * tests run in children of the harness, which leave with _exit(): the
+ * includes: without one, it skips as a whole before its first test (and
+ * fails where ib_loopback is loaded already, or does not load). Its tests
+ * run in children of the harness, which leave with _exit(): the
  * ib_loopback pair is unloaded when the harness itself exits.
  */
 static inline void umad_require_pair(void)
@@ -436,21 +444,30 @@ static inline void umad_require_pair(void)
 	 * Settled here, before the harness forks: a test's parent may ask
 	 * for the pair after its child removed the server.
 	 */
-	if (!umad_pair()->ib)
+	if (!umad_pair()->ib) {
+		if (access(SYS_IB_CLASS "/rxe0", F_OK) || access(SYS_IB_CLASS "/rxe1", F_OK)) {
+			ksft_print_header();
+			ksft_exit_skip("no rxe0 and rxe1 (soft-RoCE on vethA and vethB)\n");
+		}
 		return;
+	}
 	if (!loopback_available()) {
 		ksft_print_header();
-		ksft_exit_skip("no rxe0 and rxe1 (soft-RoCE), and no ib_loopback\n");
+		ksft_exit_skip("no rdma_rxe, and no ib_loopback\n");
 	}
-	if (!access(SYS_IB_CLASS "/iblo0", F_OK))
+	if (!access("/sys/module/ib_loopback", F_OK))
 		fault = "ib_loopback is loaded already";
 	else if (LOOPBACK_LOAD(LOOPBACK_PAIR_PARAMS))
 		fault = "modprobe ib_loopback " LOOPBACK_PAIR_PARAMS " failed";
 	if (fault) {
 		ksft_print_header();
-		ksft_exit_fail_msg("no rxe0 and rxe1, and %s\n", fault);
+		ksft_exit_fail_msg("no rdma_rxe, and %s\n", fault);
 	}
 	atexit(umad_pair_unload);
+	if (access(LOOPBACK_DBG "add_device", W_OK)) {
+		ksft_print_header();
+		ksft_exit_skip("no debugfs, where ib_loopback removes and adds devices\n");
+	}
 }
 
 #define UMAD_NEEDS_PAIR							\
@@ -459,21 +476,36 @@ static inline void umad_require_pair(void)
 		umad_require_pair();					\
 	}
 
+/* Removes ib_loopback's device called name; 0 or -errno. */
+static inline int loopback_remove_device(const char *name)
+{
+	return write_attr(LOOPBACK_DBG "remove_device", name);
+}
+
+/*
+ * Adds an ib_loopback device of nports ports (a decimal string), with the
+ * lowest free index: a device removed comes back with its name, LIDs and
+ * GIDs. 0 or -errno.
+ */
+static inline int loopback_add_device(const char *nports)
+{
+	return write_attr(LOOPBACK_DBG "add_device", nports);
+}
+
 /* Removes the pair's server device; 0, or what failed. */
 static inline int umad_server_remove(void)
 {
 	if (umad_pair()->ib)
-		return write_attr(LOOPBACK_DBG "remove_device", "iblo1");
+		return loopback_remove_device("iblo1");
 	return system("rdma link delete rxe1");
 }
 
 /*
- * Puts the server back. ib_loopback gives a new device the lowest free
- * index, iblo1 again, with the same LIDs and GIDs. rxe1's link-local GID
- * comes a moment after the device, from the IB core's netdev events, and a
- * MAD sent to it before then is lost: the wait ends when the GID comes;
- * its limit, 30 s (counted in sleeps, so never less), only decides how
- * long a missing GID takes to fail.
+ * Puts the server back: iblo1 again, or rxe1, whose link-local GID comes a
+ * moment after the device, from the IB core's netdev events, and a MAD
+ * sent to it before then is lost: the wait ends when the GID comes; its
+ * limit, 30 s (counted in sleeps, so never less), only decides how long a
+ * missing GID takes to fail.
  */
 static inline int umad_server_add(void)
 {
@@ -481,7 +513,7 @@ static inline int umad_server_add(void)
 	int ret;
 
 	if (umad_pair()->ib)
-		return write_attr(LOOPBACK_DBG "add_device", "2");
+		return loopback_add_device("2");
 	ret = system("rdma link add rxe1 type rxe netdev vethB");
 	if (ret)
 		return ret;
@@ -496,8 +528,8 @@ static inline int umad_server_add(void)
 
 /* A port's address: its LID (0 on RoCE, where only the GID routes) and GID 0. */
 struct umad_port_addr {
-	unsigned short lid;	/* host order */
-	unsigned char gid[16];
+	__u16 lid;	/* host order */
+	__u8 gid[16];
 };
 
 /* The address of ibdev/port from sysfs; -errno on error. */
