@@ -381,13 +381,13 @@ static inline bool loopback_available(void)
  * device and port 1 of the server device, cabled to each other. Tests that
  * remove a device remove the server and put it back.
  *
- * Where the kernel has soft-RoCE (rdma_rxe), they are rxe0 and rxe1 on the
- * two ends of a veth pair, which the test environment sets up:
+ * Where soft-RoCE is in use (rdma_rxe loaded), they are rxe0 and rxe1 on
+ * the two ends of a veth pair, which the test environment sets up:
  *   ip link add vethA type veth peer name vethB
  *   ip link set vethA up; ip link set vethB up
  *   rdma link add rxe0 type rxe netdev vethA
  *   rdma link add rxe1 type rxe netdev vethB
- * Where it has not, they are ib_loopback's iblo0 and iblo1, of two ports
+ * Where it is not, they are ib_loopback's iblo0 and iblo1, of two ports
  * each, which a program that needs the pair loads before its first test
  * and unloads after its last.
  */
@@ -399,14 +399,13 @@ struct umad_pair {
 #define LOOPBACK_PAIR_PARAMS "ndevs=2 nports=2"
 
 /*
- * Whether the kernel has soft-RoCE, loaded, built in or as a module: then
- * the pair is rxe's, set up or not, and a missing rxe1 is a skip, not a
- * reason to test another link layer.
+ * Whether soft-RoCE is in use: rdma_rxe loaded, or an rxe device there.
+ * Then the pair is rxe's, and a missing rxe1 is a skip, not a reason to
+ * test another link layer.
  */
 static inline bool kernel_has_rxe(void)
 {
-	return !access("/sys/module/rdma_rxe", F_OK) || !access(SYS_IB_CLASS "/rxe0", F_OK) ||
-	       !system("modinfo rdma_rxe > /dev/null 2>&1");
+	return !access("/sys/module/rdma_rxe", F_OK) || !access(SYS_IB_CLASS "/rxe0", F_OK);
 }
 
 /* The pair this kernel has. */
