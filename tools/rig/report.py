@@ -27,8 +27,8 @@ exits non-zero on anything unexpected:
   not run; a test or
   result reported twice; a guest that did not finish;
 - on the series kernel, a test of one of the driver's earlier steps
-  ("step-NAME", a phase of its own that runs the tests of what the driver
-  has by then) that does not pass where the whole driver passes it: a
+  ("step-NAME", a phase of its own that runs the tests of what the step
+  adds) that does not pass where the whole driver passes it: a
   skip or a failure is the step's only where ib_umad_rs has the same.
 
 A test is "<program>:<name>": the harness's "<fixture>[.<variant>].<test>",

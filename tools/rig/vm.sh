@@ -276,7 +276,7 @@ esac
 if [ "$flavour" = series ]; then
 	cp "$kdir/drivers/infiniband/sw/ib_loopback/ib_loopback.ko" "$stage/lib/modules/test/"
 	# The driver's steps but its last, as build.sh built them, each with
-	# the tests of what it has by then (driver-steps/NAME.tests): a phase
+	# the tests of what it adds (driver-steps/NAME.tests): a phase
 	# each before ib_umad_rs's, after C's (umad_opensm.sh compares each
 	# driver's outputs with C's, where C ran first).
 	steps=
