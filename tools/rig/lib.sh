@@ -48,6 +48,10 @@ selftests_tree() { # kernel-selftests-dir directory
 	rsync -a --delete "$ksft/kselftest/" "$dest/kselftest/"
 	cp "$ksft/x86/check_cc.sh" "$ksft/x86/trivial_32bit_program.c" "$dest/x86/"
 	rsync -a --checksum "$REPO_DIR/tools/testing/selftests/rdma/" "$dest/rdma/"
+	# umad_ibsim_wire's header, where the kernel keeps it, beside its module.
+	mkdir -p "$2/drivers/infiniband/sw/ib_loopback"
+	cp "$REPO_DIR/drivers/infiniband/sw/ib_loopback/ib_loopback_wire.h" \
+		"$2/drivers/infiniband/sw/ib_loopback/"
 	echo "$dest/rdma"
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Debian's subnet manager for the guest, unchanged: bookworm's opensm and
 # the libraries it links, unpacked into the cache from their packages, not
-# installed (the package's postinst would start opensm on this machine).
+# installed (the package's postinst would start opensm on this machine);
+# and bookworm's ibsim, the fabric simulator umad_fabric.sh attaches an
+# HCA to.
 # infiniband-diags comes installed (setup.sh). Prints the directory the
 # packages are unpacked in: its usr/sbin/opensm and usr/lib/<triplet>.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-packages=(opensm libopensm9 libosmcomp5 libosmvendor5 libwrap0)
+packages=(opensm libopensm9 libosmcomp5 libosmvendor5 libwrap0 ibsim-utils)
 
 # Keyed by the packages' versions: a new one unpacks anew.
 versions=$(for p in "${packages[@]}"; do

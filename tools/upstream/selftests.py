@@ -18,7 +18,8 @@ import re
 import shutil
 import sys
 
-LISTS = ("TEST_GEN_PROGS", "TEST_PROGS", "UMAD_LIBIBUMAD_PROGS", "LOCAL_HDRS")
+LISTS = ("TEST_GEN_PROGS", "TEST_GEN_PROGS_EXTENDED", "TEST_PROGS", "TEST_FILES",
+         "UMAD_LIBIBUMAD_PROGS", "LOCAL_HDRS")
 INCLUDE = "include ../lib.mk"
 
 

@@ -159,7 +159,7 @@ gen_driver_doc() {
 gen_ib_loopback() {
 	local dir=drivers/infiniband/sw/ib_loopback
 	mkdir -p "$work/$dir"
-	cp "$REPO_DIR/$dir/Kconfig" "$work/$dir/"
+	cp "$REPO_DIR/$dir/Kconfig" "$REPO_DIR/$dir/ib_loopback_wire.h" "$work/$dir/"
 	printf '# SPDX-License-Identifier: GPL-2.0\nobj-$(CONFIG_INFINIBAND_LOOPBACK) += ib_loopback.o\n' \
 		> "$work/$dir/Makefile"
 	python3 - "$REPO_DIR/$dir/ib_loopback.c" "$work/$dir/ib_loopback.c" <<'PY'

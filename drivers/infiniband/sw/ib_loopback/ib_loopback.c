@@ -46,13 +46,32 @@
  *  log_packets     1: log every packet's fate (MAD class, method, TID,
  *                  RMPP type and segment) to the kernel log
  *  add_device      write a port count (1-128; 0: the nports parameter) to
- *                  add a device with the lowest free index
+ *                  add a device with the lowest free index; "wire", a
+ *                  wired device (below)
  *  remove_device   write "iblo<i>" or "<i>" to remove that device
  *  devices         "<name> <ports> <LID of port 1 now>" per device
- *  stats           packet counters: tx, delivered, dropped, lost
+ *  stats           packet counters: tx, delivered, dropped, lost; the
+ *                  wire's: wire_out, wire_in, wire_dropped (its reader
+ *                  too far behind)
+ *  wire            the wire of wired devices (below)
  * Dropped packets (knobs) and lost ones (nobody there) complete successfully
  * on the sender. Directed-route SMPs with hop count 0 never reach the wire:
  * the MAD layer answers them through process_mad.
+ *
+ * Wired devices: writing "wire" to add_device adds a device of one port
+ * that is not on the loopback fabric but on a wire to another fabric,
+ * which a program carries (tools/testing/selftests/rdma/umad_ibsim_wire.c, a
+ * fabric simulator's client). What its QP0 and QP1 send goes out on the
+ * wire, directed-route SMPs of hop count 0 too (the other fabric answers
+ * for the port: it has no SMA and no PMA, no process_mad); what comes in
+ * is delivered to QP0 or QP1, as a port delivers it. Its PortInfo is what
+ * the wire last said, Down (Polling) until then and after the wire
+ * closes; its capability mask is the host's own, which the wire is told.
+ * The debugfs file "wire" is the wire, opened read-write by one program at
+ * a time (EBUSY): a read takes a message (struct lo_wire_msg,
+ * ib_loopback_wire.h), waiting for one unless O_NONBLOCK, and poll says
+ * when one is there; a write gives one, EINVAL if it is not one. Other
+ * devices neither reach a wired device nor are cabled to it.
  */
 
 #include <linux/debugfs.h>
@@ -72,6 +91,8 @@
 #include <rdma/ib_pma.h>
 #include <rdma/ib_smi.h>
 #include <rdma/ib_verbs.h>
+
+#include "ib_loopback_wire.h"
 
 #define LO_MAX_DEVS		64
 #define LO_MAX_PORTS		128	/* also the LID stride between devices */
@@ -101,6 +122,7 @@
 #define LO_SL2VL_LEN		8	/* 16 SLs, a VL nibble each */
 #define LO_SUBNET_TIMEOUT	18
 #define LO_RESP_TIME		8
+#define LO_WIRE_QUEUE_MAX	4096	/* packets the wire's reader is owed */
 
 static unsigned int ndevs = 2;
 module_param(ndevs, uint, 0444);
@@ -154,6 +176,7 @@ struct lo_port {
 	 * P_Key, SL to VL and VL arbitration tables, and its counters.
 	 */
 	struct ib_port_info pi;
+	bool cap_owed;			/* wired: the wire's reader is owed pi.cap_mask */
 	u16 pkeys[LO_MAX_PKEYS];
 	u8 sl2vl[LO_SL2VL_LEN];
 	u8 vl_arb[2][2 * LO_VL_ARB_CAP];	/* low, high priority */
@@ -164,6 +187,7 @@ struct lo_dev {
 	struct ib_device ibdev;
 	u32 idx;
 	u32 nports;
+	bool wired;			/* on the wire, not the loopback fabric */
 	struct ida qpn_ida;
 	struct lo_port *ports;		/* ports[p - 1] */
 };
@@ -270,6 +294,25 @@ static u32 lo_delay_ms;
 static u32 lo_notify_delay_ms;
 static u32 lo_log_packets;
 static u64 lo_stat_tx, lo_stat_delivered, lo_stat_dropped, lo_stat_lost;
+
+/*
+ * The wire, under lo_lock: whether it is open, the packets its reader has
+ * yet to take, in order, and how many wired ports owe it their capability
+ * mask (a port's state, not a message: the latest is what counts).
+ */
+static bool lo_wire_open;
+static LIST_HEAD(lo_wire_out);
+static u32 lo_wire_queued;
+static u32 lo_wire_caps_owed;
+static DECLARE_WAIT_QUEUE_HEAD(lo_wire_wait);
+static u64 lo_stat_wire_out, lo_stat_wire_in, lo_stat_wire_dropped;
+
+static void lo_wire_cap_mask(struct lo_port *port);
+
+/* The wire's messages as ib_loopback_wire.h gives them to its program. */
+static_assert(sizeof(struct lo_wire_msg) == 28 + LO_WIRE_DATA_MAX);
+static_assert(offsetof(struct lo_wire_msg, data) == 28);
+static_assert(sizeof(struct ib_port_info) == 64);
 
 static inline struct lo_dev *to_ldev(struct ib_device *ibdev)
 {
@@ -523,13 +566,14 @@ static int lo_modify_port(struct ib_device *ibdev, u32 port_num, int mask,
 {
 	struct lo_port *port = lo_port(ibdev, port_num);
 	unsigned long flags;
-	u32 cap_mask;
+	u32 cap_mask, old;
 
 	spin_lock_irqsave(&lo_lock, flags);
-	cap_mask = be32_to_cpu(port->pi.cap_mask);
-	cap_mask = (cap_mask | props->set_port_cap_mask) &
-		   ~props->clr_port_cap_mask;
+	old = be32_to_cpu(port->pi.cap_mask);
+	cap_mask = (old | props->set_port_cap_mask) & ~props->clr_port_cap_mask;
 	port->pi.cap_mask = cpu_to_be32(cap_mask);
+	if (port->dev->wired && cap_mask != old)
+		lo_wire_cap_mask(port);
 	spin_unlock_irqrestore(&lo_lock, flags);
 	return 0;
 }
@@ -1084,12 +1128,15 @@ static struct lo_port *lo_port_by_lid(u32 lid)
 	return lid < LO_LID_END ? lo_lids[lid] : NULL;
 }
 
-/* Points the port's LIDs (its LID and LMC) at it in lo_lids, or at nobody. */
+/*
+ * Points the port's LIDs (its LID and LMC) at it in lo_lids, or at nobody.
+ * A wired port's LIDs are the other fabric's.
+ */
 static void lo_map_lids(struct lo_port *port, bool on)
 {
 	u32 lid = lo_port_lid(port), end;
 
-	if (!lid)
+	if (!lid || port->dev->wired)
 		return;
 	end = min_t(u32, lid + (1 << lo_port_lmc(port)), LO_LID_END);
 	for (; lid < end; lid++) {
@@ -1100,12 +1147,18 @@ static void lo_map_lids(struct lo_port *port, bool on)
 	}
 }
 
-/* The port at the other end of the cable of port p of device idx. */
+/*
+ * The port at the other end of the cable of port p of device idx (which
+ * may be gone: a packet it sent is still delivered). A wired device is
+ * nobody's partner.
+ */
 static struct lo_port *lo_peer(u32 idx, u32 p)
 {
 	struct lo_dev *ldev = lo_devs[idx ^ 1];
 
-	if (ldev)
+	if (lo_devs[idx] && lo_devs[idx]->wired)
+		return NULL;
+	if (ldev && !ldev->wired)
 		return p <= ldev->nports ? &ldev->ports[p - 1] : NULL;
 	ldev = lo_devs[idx];
 	p = ((p - 1) ^ 1) + 1;
@@ -1171,10 +1224,10 @@ static void lo_scatter(struct lo_rwqe *rwqe, u32 off, const void *src, u32 len)
 	}
 }
 
-/* Puts pkt into its destination's receive queue; true if it got there. */
-static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
+/* Puts pkt into port's receive queue; true if it got there. */
+static bool lo_deliver_to(struct lo_port *port, struct lo_pkt *pkt,
+			  struct lo_cq **notify)
 {
-	struct lo_port *port;
 	struct lo_rwqe *rwqe;
 	struct ib_wc wc = {};
 	union ib_gid gid;
@@ -1182,12 +1235,6 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 	u32 capacity = 0;
 	int pkey_index, i;
 
-	if (pkt->dlid == be16_to_cpu(IB_LID_PERMISSIVE))
-		port = lo_peer(pkt->src_idx, pkt->src_port);
-	else
-		port = lo_port_by_lid(pkt->dlid);
-	if (!port)
-		return false;
 	port->counters.rcv_pkts++;
 	port->counters.rcv_data += lo_pkt_dwords(pkt);
 	/* Only subnet management enters a port that is not ACTIVE. */
@@ -1246,6 +1293,18 @@ static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
 	return true;
 }
 
+/* Puts pkt into its destination's receive queue; true if it got there. */
+static bool lo_deliver(struct lo_pkt *pkt, struct lo_cq **notify)
+{
+	struct lo_port *port;
+
+	if (pkt->dlid == be16_to_cpu(IB_LID_PERMISSIVE))
+		port = lo_peer(pkt->src_idx, pkt->src_port);
+	else
+		port = lo_port_by_lid(pkt->dlid);
+	return port && lo_deliver_to(port, pkt, notify);
+}
+
 static void lo_log(const struct lo_pkt *pkt, const char *what)
 {
 	const u8 *d = pkt->data;
@@ -1256,6 +1315,68 @@ static void lo_log(const struct lo_pkt *pkt, const char *what)
 		what, pkt->slid, pkt->src_qpn, pkt->dlid, pkt->dst_qpn, d[1],
 		d[3], get_unaligned_be64(d + 8), d[25],
 		get_unaligned_be32(d + 28));
+}
+
+/* Wakes the wire's reader: it is owed a packet or a capability mask. */
+static void lo_wire_wake(void)
+{
+	wake_up_interruptible_poll(&lo_wire_wait, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
+ * Puts a packet of a wired port on the wire, for its reader; false if the
+ * wire does not take it: closed, not a MAD, or its reader too far behind.
+ */
+static bool lo_wire_send(struct lo_pkt *pkt)
+{
+	if (!lo_wire_open || pkt->src_qpn > 1 || pkt->has_grh ||
+	    pkt->len != LO_WIRE_DATA_MAX) {
+		lo_stat_lost++;
+		lo_log(pkt, "lost");
+		return false;
+	}
+	if (lo_wire_queued >= LO_WIRE_QUEUE_MAX) {
+		lo_stat_wire_dropped++;
+		lo_log(pkt, "drop");
+		return false;
+	}
+	list_add_tail(&pkt->node, &lo_wire_out);
+	lo_wire_queued++;
+	lo_stat_wire_out++;
+	lo_log(pkt, "wire");
+	lo_wire_wake();
+	return true;
+}
+
+/* Owes the wire's reader the capability mask of a wired port. */
+static void lo_wire_cap_mask(struct lo_port *port)
+{
+	if (!lo_wire_open || port->cap_owed)
+		return;
+	port->cap_owed = true;
+	lo_wire_caps_owed++;
+	lo_wire_wake();
+}
+
+/* Forgets what the wire's reader was owed of a wired device going away. */
+static void lo_wire_forget(struct lo_dev *ldev)
+{
+	struct lo_pkt *pkt, *tmp;
+	u32 p;
+
+	list_for_each_entry_safe(pkt, tmp, &lo_wire_out, node) {
+		if (pkt->src_idx != ldev->idx)
+			continue;
+		list_del(&pkt->node);
+		lo_wire_queued--;
+		kfree(pkt);
+	}
+	for (p = 0; p < ldev->nports; p++) {
+		if (ldev->ports[p].cap_owed) {
+			ldev->ports[p].cap_owed = false;
+			lo_wire_caps_owed--;
+		}
+	}
 }
 
 /* The send completion of a packet, and its way onto the wire or not. */
@@ -1302,6 +1423,8 @@ static bool lo_transmit(struct lo_pkt *pkt, struct lo_cq **notify)
 		lo_log(pkt, "drop");
 		return false;
 	}
+	if (qp->port->dev->wired)
+		return lo_wire_send(pkt);
 	pkt->due = jiffies + msecs_to_jiffies(lo_delay_ms);
 	list_for_each_entry_reverse(pos, &lo_wire_list, node)
 		if (time_before_eq(pos->due, pkt->due))
@@ -1425,6 +1548,10 @@ static void lo_train_link(struct lo_port *port)
 		  lo_phys_state(peer) != IB_PORT_PHYS_STATE_DISABLED;
 	int i;
 
+	/* A wired port's link is what the wire says. */
+	if (port->dev->wired)
+		return;
+
 	for (i = 0; i < 2 && end[i]; i++) {
 		if (up)
 			lo_set_state(end[i], IB_PORT_INIT,
@@ -1435,15 +1562,19 @@ static void lo_train_link(struct lo_port *port)
 	}
 }
 
-/* The port as a fresh HCA has it: with port_init, before any SM. */
+/*
+ * The port as a fresh HCA has it: with port_init, or wired, before any SM
+ * (a wired port's state is then the wire's).
+ */
 static void lo_port_reset(struct lo_port *port)
 {
+	bool before_sm = port_init || port->dev->wired;
 	struct ib_port_info *pi = &port->pi;
 	int i;
 
 	memset(pi, 0, sizeof(*pi));
 	pi->gid_prefix = cpu_to_be64(LO_GID_PREFIX);
-	if (!port_init) {
+	if (!before_sm) {
 		pi->lid = cpu_to_be16(lo_lid(port->dev->idx, port->num));
 		pi->sm_lid = cpu_to_be16(sm_lid);
 	}
@@ -1454,8 +1585,8 @@ static void lo_port_reset(struct lo_port *port)
 	pi->link_width_enabled = 3;		/* 1x, 4x */
 	pi->link_width_supported = 3;
 	pi->link_width_active = 2;		/* 4x */
-	/* SDR; with port_init, down until the link trains (lo_train_link) */
-	if (port_init) {
+	/* SDR; before an SM, down until the link trains (lo_train_link) */
+	if (before_sm) {
 		pi->linkspeed_portstate = 1 << 4 | IB_PORT_DOWN;
 		pi->portphysstate_linkdown = IB_PORT_PHYS_STATE_POLLING << 4 |
 					     IB_PORT_PHYS_STATE_POLLING;
@@ -1544,6 +1675,23 @@ static bool lo_enable_field(u8 req, u8 all, u8 supported, u8 *field)
  * an invalid one changes nothing; then the writable fields are taken, the
  * state machine moves, and the IB core hears of what changed.
  */
+/* The IB core's events of the change of port's PortInfo from old. */
+static void lo_port_info_events(struct lo_port *port,
+				const struct ib_port_info *old)
+{
+	const struct ib_port_info *pi = &port->pi;
+
+	if (pi->lid != old->lid ||
+	    lo_port_lmc(port) != (old->mkeyprot_resv_lmc & 7))
+		lo_port_event(port, IB_EVENT_LID_CHANGE);
+	if (pi->sm_lid != old->sm_lid ||
+	    (pi->neighbormtu_mastersmsl & 0xf) !=
+	    (old->neighbormtu_mastersmsl & 0xf))
+		lo_port_event(port, IB_EVENT_SM_CHANGE);
+	if (pi->gid_prefix != old->gid_prefix)
+		lo_port_event(port, IB_EVENT_GID_CHANGE);
+}
+
 static u16 lo_set_port_info(struct lo_port *port, const struct ib_port_info *req)
 {
 	struct ib_port_info *pi = &port->pi, old = *pi;
@@ -1606,13 +1754,7 @@ static u16 lo_set_port_info(struct lo_port *port, const struct ib_port_info *req
 	pi->localphyerrors_overrunerrors = req->localphyerrors_overrunerrors;
 	lo_map_lids(port, true);
 
-	if (pi->lid != old.lid || lo_port_lmc(port) != (old.mkeyprot_resv_lmc & 7))
-		lo_port_event(port, IB_EVENT_LID_CHANGE);
-	if (pi->sm_lid != old.sm_lid ||
-	    (pi->neighbormtu_mastersmsl & 0xf) != (old.neighbormtu_mastersmsl & 0xf))
-		lo_port_event(port, IB_EVENT_SM_CHANGE);
-	if (pi->gid_prefix != old.gid_prefix)
-		lo_port_event(port, IB_EVENT_GID_CHANGE);
+	lo_port_info_events(port, &old);
 	if (req->clientrereg_resv_subnetto & 0x80)
 		lo_port_event(port, IB_EVENT_CLIENT_REREGISTER);
 
@@ -1629,6 +1771,39 @@ static u16 lo_set_port_info(struct lo_port *port, const struct ib_port_info *req
 		lo_set_state(port, state, lo_phys_state(port));
 	}
 	return IB_MGMT_MAD_STATUS_SUCCESS;
+}
+
+/*
+ * A wired port takes the PortInfo the wire says it has, but for its
+ * capability mask, which is the host's (modify_port's), and tells the IB
+ * core what changed; EINVAL for a port state or physical state that no
+ * port has.
+ */
+static int lo_wire_port_info(struct lo_port *port,
+			     const struct ib_port_info *wire)
+{
+	u8 state = wire->linkspeed_portstate & 0xf;
+	u8 phys = wire->portphysstate_linkdown >> 4;
+	struct ib_port_info old = port->pi;
+
+	if (state < IB_PORT_DOWN || state > IB_PORT_ACTIVE ||
+	    phys < IB_PORT_PHYS_STATE_SLEEP || phys > IB_PORT_PHYS_STATE_PHY_TEST)
+		return -EINVAL;
+	port->pi = *wire;
+	port->pi.cap_mask = old.cap_mask;
+	/* The states stay old's until lo_set_state, which compares. */
+	port->pi.linkspeed_portstate = (wire->linkspeed_portstate & 0xf0) |
+				       (old.linkspeed_portstate & 0xf);
+	port->pi.portphysstate_linkdown =
+		(old.portphysstate_linkdown & 0xf0) |
+		(wire->portphysstate_linkdown & 0xf);
+	/* ClientReregister is an event, not a setting: it reads 0. */
+	port->pi.clientrereg_resv_subnetto &= 0x1f;
+	lo_port_info_events(port, &old);
+	if (wire->clientrereg_resv_subnetto & 0x80)
+		lo_port_event(port, IB_EVENT_CLIENT_REREGISTER);
+	lo_set_state(port, state, phys);
+	return 0;
 }
 
 /* A P_KeyTable block: 32 P_Keys; a CA ignores the port part. */
@@ -1919,7 +2094,6 @@ static const struct ib_device_ops lo_dev_ops = {
 	.poll_cq = lo_poll_cq,
 	.post_recv = lo_post_recv,
 	.post_send = lo_post_send,
-	.process_mad = lo_process_mad,
 	.query_ah = lo_query_ah,
 	.query_device = lo_query_device,
 	.query_gid = lo_query_gid,
@@ -1933,6 +2107,11 @@ static const struct ib_device_ops lo_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, lo_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, lo_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, lo_qp, ibqp),
+};
+
+/* The SMA and the PMA of a device on the loopback fabric. */
+static const struct ib_device_ops lo_agent_ops = {
+	.process_mad = lo_process_mad,
 };
 
 /* Devices */
@@ -1963,14 +2142,18 @@ static void lo_free_dev(struct lo_dev *ldev)
 	for (p = 0; p < ldev->nports; p++)
 		lo_map_lids(&ldev->ports[p], false);
 	lo_devs[ldev->idx] = NULL;
-	lo_recable(ldev->idx);
+	if (ldev->wired)
+		lo_wire_forget(ldev);
+	else
+		lo_recable(ldev->idx);
 	spin_unlock_irqrestore(&lo_lock, flags);
 	ida_destroy(&ldev->qpn_ida);
 	kfree(ldev->ports);
 	ib_dealloc_device(&ldev->ibdev);
 }
 
-static int lo_add_device(u32 count)
+/* Adds a device of count ports, on the wire (one port) or not. */
+static int lo_add_device(u32 count, bool wired)
 {
 	struct lo_dev *ldev;
 	unsigned long flags;
@@ -1978,7 +2161,7 @@ static int lo_add_device(u32 count)
 	u32 idx, p;
 	int ret;
 
-	if (count < 1 || count > LO_MAX_PORTS)
+	if (count < 1 || count > LO_MAX_PORTS || (wired && count != 1))
 		return -EINVAL;
 	mutex_lock(&lo_dev_mutex);
 	for (idx = 0; idx < LO_MAX_DEVS && lo_devs[idx]; idx++)
@@ -2000,6 +2183,7 @@ static int lo_add_device(u32 count)
 	}
 	ldev->idx = idx;
 	ldev->nports = count;
+	ldev->wired = wired;
 	ida_init(&ldev->qpn_ida);
 	for (p = 0; p < count; p++) {
 		ldev->ports[p].dev = ldev;
@@ -2016,13 +2200,19 @@ static int lo_add_device(u32 count)
 	snprintf(ldev->ibdev.node_desc, sizeof(ldev->ibdev.node_desc),
 		 "ib_loopback iblo%u", idx);
 	ib_set_device_ops(&ldev->ibdev, &lo_dev_ops);
+	if (!wired)
+		ib_set_device_ops(&ldev->ibdev, &lo_agent_ops);
 
 	/* On the fabric from now: its ports answer once their QPs exist. */
 	spin_lock_irqsave(&lo_lock, flags);
 	lo_devs[idx] = ldev;
-	for (p = 0; p < count; p++)
+	for (p = 0; p < count; p++) {
 		lo_map_lids(&ldev->ports[p], true);
-	lo_recable(idx);
+		if (wired)
+			lo_wire_cap_mask(&ldev->ports[p]);
+	}
+	if (!wired)
+		lo_recable(idx);
 	spin_unlock_irqrestore(&lo_lock, flags);
 
 	snprintf(name, sizeof(name), "iblo%u", idx);
@@ -2085,13 +2275,20 @@ DEFINE_DEBUGFS_ATTRIBUTE(lo_knob_fops, lo_knob_get, lo_knob_set, "%llu\n");
 static ssize_t lo_add_write(struct file *file, const char __user *buf,
 			    size_t len, loff_t *ppos)
 {
-	unsigned int count;
+	char word[sizeof("wire\n")] = {};
+	unsigned int count = 1;
+	bool wired;
 	int ret;
 
-	ret = kstrtouint_from_user(buf, len, 0, &count);
-	if (ret)
-		return ret;
-	ret = lo_add_device(count ? count : nports);
+	if (copy_from_user(word, buf, min(len, sizeof(word) - 1)))
+		return -EFAULT;
+	wired = len < sizeof(word) && sysfs_streq(word, "wire");
+	if (!wired) {
+		ret = kstrtouint_from_user(buf, len, 0, &count);
+		if (ret)
+			return ret;
+	}
+	ret = lo_add_device(count ? count : nports, wired);
 	return ret ? ret : len;
 }
 
@@ -2152,7 +2349,7 @@ DEFINE_SHOW_ATTRIBUTE(lo_devices);
 
 static int lo_stats_show(struct seq_file *m, void *v)
 {
-	u64 tx, delivered, dropped, lost;
+	u64 tx, delivered, dropped, lost, wire_out, wire_in, wire_dropped;
 	unsigned long flags;
 
 	spin_lock_irqsave(&lo_lock, flags);
@@ -2160,12 +2357,320 @@ static int lo_stats_show(struct seq_file *m, void *v)
 	delivered = lo_stat_delivered;
 	dropped = lo_stat_dropped;
 	lost = lo_stat_lost;
+	wire_out = lo_stat_wire_out;
+	wire_in = lo_stat_wire_in;
+	wire_dropped = lo_stat_wire_dropped;
 	spin_unlock_irqrestore(&lo_lock, flags);
-	seq_printf(m, "tx %llu\ndelivered %llu\ndropped %llu\nlost %llu\n",
-		   tx, delivered, dropped, lost);
+	seq_printf(m, "tx %llu\ndelivered %llu\ndropped %llu\nlost %llu\n", tx,
+		   delivered, dropped, lost);
+	seq_printf(m, "wire_out %llu\nwire_in %llu\nwire_dropped %llu\n",
+		   wire_out, wire_in, wire_dropped);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(lo_stats);
+
+/* Port port_num of wired device idx, or NULL; under lo_lock. */
+static struct lo_port *lo_wired_port(u32 idx, u32 port_num)
+{
+	struct lo_dev *ldev = idx < LO_MAX_DEVS ? lo_devs[idx] : NULL;
+
+	if (!ldev || !ldev->wired || port_num < 1 || port_num > ldev->nports)
+		return NULL;
+	return &ldev->ports[port_num - 1];
+}
+
+/* Claims the wire: one opener, which reads and writes it. */
+static int lo_wire_open_file(struct inode *inode, struct file *file)
+{
+	struct lo_port *port;
+	unsigned long flags;
+	u32 idx;
+	int ret = 0;
+
+	if ((file->f_mode & (FMODE_READ | FMODE_WRITE)) !=
+	    (FMODE_READ | FMODE_WRITE))
+		return -EINVAL;
+	spin_lock_irqsave(&lo_lock, flags);
+	if (lo_wire_open) {
+		ret = -EBUSY;
+	} else {
+		lo_wire_open = true;
+		for (idx = 0; idx < LO_MAX_DEVS; idx++) {
+			port = lo_wired_port(idx, 1);
+			if (port)
+				lo_wire_cap_mask(port);
+		}
+	}
+	spin_unlock_irqrestore(&lo_lock, flags);
+	return ret ? ret : stream_open(inode, file);
+}
+
+/* The wire is cut: what it was owed is gone, and its ports go down. */
+static int lo_wire_release(struct inode *inode, struct file *file)
+{
+	struct lo_pkt *pkt, *tmp;
+	struct lo_port *port;
+	unsigned long flags;
+	LIST_HEAD(owed);
+	u32 idx;
+
+	spin_lock_irqsave(&lo_lock, flags);
+	lo_wire_open = false;
+	list_splice_init(&lo_wire_out, &owed);
+	lo_wire_queued = 0;
+	lo_wire_caps_owed = 0;
+	for (idx = 0; idx < LO_MAX_DEVS; idx++) {
+		port = lo_wired_port(idx, 1);
+		if (!port)
+			continue;
+		port->cap_owed = false;
+		lo_set_state(port, IB_PORT_DOWN, IB_PORT_PHYS_STATE_POLLING);
+	}
+	spin_unlock_irqrestore(&lo_lock, flags);
+	list_for_each_entry_safe(pkt, tmp, &owed, node)
+		kfree(pkt);
+	return 0;
+}
+
+static bool lo_wire_owes(void)
+{
+	return READ_ONCE(lo_wire_caps_owed) || READ_ONCE(lo_wire_queued);
+}
+
+/* A wired port that owes the wire's reader its capability mask. */
+static struct lo_port *lo_wire_owed_port(void)
+{
+	struct lo_port *port;
+	u32 idx;
+
+	for (idx = 0; lo_wire_caps_owed && idx < LO_MAX_DEVS; idx++) {
+		port = lo_wired_port(idx, 1);
+		if (port && port->cap_owed)
+			return port;
+	}
+	return NULL;
+}
+
+/*
+ * The next message the wire's reader is owed, capability masks first:
+ * true, with *pkt the packet taken off the queue for a MAD (the caller
+ * frees it, or gives it back).
+ */
+static bool lo_wire_take(struct lo_wire_msg *msg, struct lo_pkt **pkt)
+{
+	struct lo_port *port;
+	unsigned long flags;
+
+	memset(msg, 0, sizeof(*msg));
+	*pkt = NULL;
+	spin_lock_irqsave(&lo_lock, flags);
+	port = lo_wire_owed_port();
+	if (port) {
+		port->cap_owed = false;
+		lo_wire_caps_owed--;
+		msg->type = LO_WIRE_CAP_MASK;
+		msg->dev = port->dev->idx;
+		msg->port = port->num;
+		msg->len = sizeof(port->pi.cap_mask);
+		memcpy(msg->data, &port->pi.cap_mask, sizeof(port->pi.cap_mask));
+	} else {
+		*pkt = list_first_entry_or_null(&lo_wire_out, struct lo_pkt,
+						node);
+		if (*pkt) {
+			list_del(&(*pkt)->node);
+			lo_wire_queued--;
+		}
+	}
+	spin_unlock_irqrestore(&lo_lock, flags);
+	if (!*pkt)
+		return port;
+	msg->type = LO_WIRE_MAD;
+	msg->dev = (*pkt)->src_idx;
+	msg->port = (*pkt)->src_port;
+	msg->dlid = (*pkt)->dlid;
+	msg->slid = (*pkt)->slid;
+	msg->dqpn = (*pkt)->dst_qpn;
+	msg->sqpn = (*pkt)->src_qpn;
+	msg->qkey = (*pkt)->qkey;
+	msg->pkey = (*pkt)->pkey;
+	msg->sl = (*pkt)->sl;
+	msg->len = (*pkt)->len;
+	memcpy(msg->data, (*pkt)->data, (*pkt)->len);
+	return true;
+}
+
+/* Gives back what lo_wire_take took, which its reader did not get. */
+static void lo_wire_untake(const struct lo_wire_msg *msg, struct lo_pkt *pkt)
+{
+	struct lo_port *port;
+	unsigned long flags;
+
+	spin_lock_irqsave(&lo_lock, flags);
+	if (pkt && lo_wire_open) {
+		list_add(&pkt->node, &lo_wire_out);
+		lo_wire_queued++;
+		pkt = NULL;
+	} else if (!pkt) {
+		port = lo_wired_port(msg->dev, msg->port);
+		if (port)
+			lo_wire_cap_mask(port);
+	}
+	spin_unlock_irqrestore(&lo_lock, flags);
+	kfree(pkt);
+}
+
+/*
+ * Takes a message off the wire: it waits for one, unless O_NONBLOCK
+ * (EAGAIN). The module cannot go while the file is open, so a reader may
+ * wait here.
+ */
+static ssize_t lo_wire_read(struct file *file, char __user *buf, size_t len,
+			    loff_t *ppos)
+{
+	struct lo_wire_msg msg;
+	struct lo_pkt *pkt;
+
+	if (len < sizeof(msg))
+		return -EINVAL;
+	while (!lo_wire_take(&msg, &pkt)) {
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		if (wait_event_interruptible(lo_wire_wait, lo_wire_owes()))
+			return -ERESTARTSYS;
+	}
+	if (copy_to_user(buf, &msg, sizeof(msg))) {
+		lo_wire_untake(&msg, pkt);
+		return -EFAULT;
+	}
+	kfree(pkt);
+	return sizeof(msg);
+}
+
+/* A MAD off the wire into a wired port's QP0 or QP1. */
+static int lo_wire_receive(const struct lo_wire_msg *msg)
+{
+	struct lo_cq *notify = NULL;
+	struct lo_port *port;
+	struct lo_pkt *pkt;
+	unsigned long flags;
+
+	pkt = kzalloc(struct_size(pkt, data, msg->len), GFP_KERNEL);
+	if (!pkt)
+		return -ENOMEM;
+	pkt->src_qpn = msg->sqpn;
+	pkt->dst_qpn = msg->dqpn;
+	pkt->qkey = msg->qkey;
+	pkt->pkey = msg->pkey;
+	pkt->slid = msg->slid;
+	pkt->dlid = msg->dlid;
+	pkt->sl = msg->sl;
+	pkt->vl15 = msg->dqpn == 0;
+	pkt->len = msg->len;
+	memcpy(pkt->data, msg->data, msg->len);
+
+	/* As the worker delivers: destroy_qp waits for the notify. */
+	mutex_lock(&lo_notify_mutex);
+	spin_lock_irqsave(&lo_lock, flags);
+	port = lo_wired_port(msg->dev, msg->port);
+	if (port && lo_deliver_to(port, pkt, &notify)) {
+		lo_stat_wire_in++;
+		lo_log(pkt, "deliver");
+	} else if (port) {
+		/* As a port drops what it cannot take, the wire's reader unaware. */
+		lo_stat_lost++;
+		lo_log(pkt, "lost");
+	}
+	spin_unlock_irqrestore(&lo_lock, flags);
+	if (notify)
+		lo_cq_notify(notify);
+	mutex_unlock(&lo_notify_mutex);
+	kfree(pkt);
+	return port ? 0 : -ENODEV;
+}
+
+/* The PortInfo the wire says a wired port has. */
+static int lo_wire_set_port(const struct lo_wire_msg *msg)
+{
+	struct ib_port_info pi;
+	struct lo_port *port;
+	unsigned long flags;
+	int ret = -ENODEV;
+
+	memcpy(&pi, msg->data, sizeof(pi));
+	spin_lock_irqsave(&lo_lock, flags);
+	port = lo_wired_port(msg->dev, msg->port);
+	if (port)
+		ret = lo_wire_port_info(port, &pi);
+	spin_unlock_irqrestore(&lo_lock, flags);
+	return ret;
+}
+
+/*
+ * Whether a message written to the wire is one: a MAD between QP0s with
+ * Q_Key 0, or to QP1 with its Q_Key, a whole MAD; a PortInfo attribute,
+ * and nothing else. What a message does not use is 0.
+ */
+static bool lo_wire_valid(const struct lo_wire_msg *msg)
+{
+	if (msg->reserved)
+		return false;
+	switch (msg->type) {
+	case LO_WIRE_MAD:
+		return msg->dqpn <= 1 && msg->sqpn <= 1 &&
+		       (msg->dqpn == 0) == (msg->sqpn == 0) &&
+		       msg->qkey == (msg->dqpn ? IB_QP1_QKEY : 0) &&
+		       msg->sl <= 15 && msg->len == LO_WIRE_DATA_MAX;
+	case LO_WIRE_PORT_INFO:
+		return !msg->dlid && !msg->slid && !msg->dqpn && !msg->sqpn &&
+		       !msg->qkey && !msg->pkey && !msg->sl &&
+		       msg->len == sizeof(struct ib_port_info) &&
+		       !memchr_inv(msg->data + msg->len, 0,
+				   sizeof(msg->data) - msg->len);
+	default:
+		return false;
+	}
+}
+
+/* Puts a message on the wire: a MAD for a port, or a port's PortInfo. */
+static ssize_t lo_wire_write(struct file *file, const char __user *buf,
+			     size_t len, loff_t *ppos)
+{
+	struct lo_wire_msg *msg;
+	int ret;
+
+	if (len != sizeof(*msg))
+		return -EINVAL;
+	msg = memdup_user(buf, len);
+	if (IS_ERR(msg))
+		return PTR_ERR(msg);
+	if (!lo_wire_valid(msg))
+		ret = -EINVAL;
+	else if (msg->type == LO_WIRE_MAD)
+		ret = lo_wire_receive(msg);
+	else
+		ret = lo_wire_set_port(msg);
+	kfree(msg);
+	return ret ? ret : len;
+}
+
+static __poll_t lo_wire_poll(struct file *file, poll_table *wait)
+{
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	poll_wait(file, &lo_wire_wait, wait);
+	if (lo_wire_owes())
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+static const struct file_operations lo_wire_fops = {
+	.owner = THIS_MODULE,
+	.open = lo_wire_open_file,
+	.release = lo_wire_release,
+	.read = lo_wire_read,
+	.write = lo_wire_write,
+	.poll = lo_wire_poll,
+};
 
 static void lo_debugfs_init(void)
 {
@@ -2187,6 +2692,7 @@ static void lo_debugfs_init(void)
 	debugfs_create_file("devices", 0400, lo_debugfs, NULL,
 			    &lo_devices_fops);
 	debugfs_create_file("stats", 0400, lo_debugfs, NULL, &lo_stats_fops);
+	debugfs_create_file("wire", 0600, lo_debugfs, NULL, &lo_wire_fops);
 }
 
 static void lo_cleanup(void)
@@ -2228,14 +2734,15 @@ static int __init lo_init(void)
 		return -ENOMEM;
 	INIT_WORK(&lo_tx_work, lo_tx_work_fn);
 	INIT_DELAYED_WORK(&lo_rx_work, lo_rx_work_fn);
-	lo_debugfs_init();
 	for (i = 0; i < ndevs; i++) {
-		ret = lo_add_device(nports);
+		ret = lo_add_device(nports, false);
 		if (ret) {
 			lo_cleanup();
 			return ret;
 		}
 	}
+	/* Last: a module whose init fails is freed, open files or not. */
+	lo_debugfs_init();
 	return 0;
 }
 
