@@ -40,7 +40,9 @@
  *
  * It runs until SIGTERM or SIGINT, or until ibsim or the wire goes away;
  * closing the wire takes the wired ports down. At exit it prints what it
- * carried: "umad_ibsim_wire: out N in N bounced N unmatched N dropped N".
+ * carried: "umad_ibsim_wire: out N in N resent N bounced N unmatched N
+ * dropped N", resent counting the requests sent again with a TID it held:
+ * the MAD layer's retries (and an SM's repress of a trap sent again).
  */
 #include <arpa/inet.h>
 #include <assert.h>
@@ -164,7 +166,7 @@ static struct client clients[MAX_CLIENTS];
 static unsigned int nclients;
 static int wire = -1;
 static const char *sockname = "sim";
-static unsigned long long n_out, n_in, n_bounced, n_unmatched, n_dropped;
+static unsigned long long n_out, n_in, n_resent, n_bounced, n_unmatched, n_dropped;
 
 /*
  * TID bits 48-63 of the requests the kernel sent, by the rest of the TID:
@@ -205,6 +207,8 @@ static void tid_keep(uint64_t tid)
 	for (i = 0; i < TID_PROBES; i++) {
 		struct tid_entry *e = &tids[(slot + i) % TIDS];
 
+		if (e->rest == rest && now - e->when <= STALE_S)
+			n_resent++;
 		if (!e->rest || e->rest == rest || now - e->when > STALE_S) {
 			oldest = (slot + i) % TIDS;
 			break;
@@ -757,7 +761,8 @@ int main(int argc, char **argv)
 			sim_ctl(&clients[i], SIM_CTL_SET_ISSM, &off, sizeof(off), NULL);
 		sim_ctl(&clients[i], SIM_CTL_DISCONNECT, NULL, 0, NULL);
 	}
-	printf("umad_ibsim_wire: out %llu in %llu bounced %llu unmatched %llu dropped %llu\n",
-	       n_out, n_in, n_bounced, n_unmatched, n_dropped);
+	printf("umad_ibsim_wire: out %llu in %llu resent %llu bounced %llu",
+	       n_out, n_in, n_resent, n_bounced);
+	printf(" unmatched %llu dropped %llu\n", n_unmatched, n_dropped);
 	return 0;
 }
