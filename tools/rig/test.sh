@@ -245,8 +245,10 @@ beside=$!
 renice -n 10 -p $$ > /dev/null
 
 step "host unit tests" cargo "$tmp/cargo" bash -c "cd '$REPO_DIR' && cargo test --quiet"
-step "report.py's verdicts on made-up logs" one "$tmp/report-tests" \
-	python3 -m unittest discover -s "$RIG_DIR/tests"
+# Debian's python3, which has Debian's matplotlib, which fabric-report.py
+# draws with (setup.sh).
+step "report.py's and fabric-report.py's rules, on made-up logs" one "$tmp/report-tests" \
+	/usr/bin/python3 -m unittest discover -s "$RIG_DIR/tests"
 step "build-for-debian.sh refusals" summary "$tmp/refusals" bash "$RIG_DIR/build-for-debian-checks.sh"
 
 paths_sid=$(from_lane "$tmp/paths-sid")

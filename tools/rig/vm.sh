@@ -4,6 +4,8 @@
 #   vm.sh <flavour> suite [c,rust]   selftests against each driver
 #   vm.sh <flavour> demo             the README's main job
 #   vm.sh <flavour> bench            umad_bench against each driver
+#   vm.sh debian fabric              umad_fabric.sh's benchmark against each
+#                                    driver (fabric-bench.sh)
 #   vm.sh plain profile              the same under the host's perf
 #   vm.sh plain trace                umad_bench's steps, for trace.sh
 # Flavours: plain, debug, race, lean (the rig's 6.12 kernels, kernel.sh),
@@ -18,7 +20,8 @@
 # RIG_C_TESTS=a,b only those against C (series and debug have their own);
 # RIG_STRESS_CYCLES=n sets umad_stress's removal cycles (the soak: 1000);
 # RIG_FUZZ_OPS=n and RIG_FUZZ_SEED=s set umad_fuzz's length and seed;
-# RIG_FABRICS=a,b the fabrics of umad_fabric.sh (its UMAD_FABRICS);
+# RIG_FABRICS=a,b the fabrics of umad_fabric.sh (its UMAD_FABRICS), in a
+# suite and in the fabric benchmark, whose rounds RIG_BENCH_ROUNDS sets;
 # RIG_TEST_TIMEOUT=s gives each test program s seconds (600);
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8), of
 # RIG_PROFILE_GROUPS (umad_bench's groups: all) on RIG_PROFILE_DEVICE (rxe,
@@ -30,7 +33,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|cloud-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series> <suite|demo|bench|profile|trace> [drivers]"
+usage="usage: vm.sh <plain|debug|race|lean|debian|rt-amd64|cloud-amd64|arm64|arm64-16k|rt-arm64|sid|rdma-rc|series> <suite|demo|bench|fabric|profile|trace> [drivers]"
 flavour=${1:?$usage}
 mode=${2:?$usage}
 drivers=${3:-c,rust}
@@ -193,15 +196,18 @@ for library in $libraries; do
 done
 # The management stack (umad_opensm.sh, the demo), unchanged: Debian's
 # opensm (mgmt-stack.sh unpacks it; the sysroot's on arm64) and the
-# infiniband-diags the tests use; on amd64, ibsim and its example fabrics
-# for umad_fabric.sh.
-if [ "$mode" = suite ] || [ "$mode" = demo ]; then
+# infiniband-diags the tests use; on amd64, osmtest, ibsim and its example
+# fabrics for umad_fabric.sh.
+if [ "$mode" = suite ] || [ "$mode" = demo ] || [ "$mode" = fabric ]; then
 	mkdir -p "$stage/usr/sbin"
 	if [ -n "$sysroot" ]; then
 		stage_program /usr/sbin/opensm /usr/sbin
 	else
 		osm=$(bash "$RIG_DIR/mgmt-stack.sh")
 		stage_program "$osm/usr/sbin/opensm" /usr/sbin "$osm"
+		stage_program "$osm/usr/sbin/osmtest" /usr/sbin "$osm"
+		# What glibc opens with dlopen when osmtest cancels a thread.
+		stage_program /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/lib/x86_64-linux-gnu
 		mkdir -p "$stage/usr/share/doc/ibsim-utils"
 		stage_program "$osm/usr/bin/ibsim" /usr/sbin "$osm"
 		cp -r "$osm/usr/share/doc/ibsim-utils/net-examples" "$stage/usr/share/doc/ibsim-utils/"
@@ -392,6 +398,9 @@ suite) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + ntests * ndrivers * pace + test_timeout
 # it (one round, in one boot, took over 20 minutes beside two other guests
 # and a kernel build, 2026-11-28).
 bench) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + (1 + 2 * ${RIG_BENCH_ROUNDS:-6}) * 600))} ;;
+# Two runs a round, each of up to 20 minutes with fabrics of thousands
+# of nodes.
+fabric) VM_TIMEOUT=${VM_TIMEOUT:-$((300 + 2 * ${RIG_BENCH_ROUNDS:-3} * 1200))} ;;
 *) VM_TIMEOUT=${VM_TIMEOUT:-1200} ;;
 esac
 # No time past the deadline of the run that boots it (test.sh's, for CI's
@@ -453,9 +462,11 @@ fi
 # KCSAN or SLUB's debugging and TCG (8 on a loaded guest, past a
 # program's limit): the debugging kernels leave it to the others, whose
 # limit code is the same.
-if { [ "$flavour" = debug ] || [ "$flavour" = series ]; } && [ "$mode" = suite ] &&
-	[ -z "$asked_tests" ]; then
+if [ "$flavour" = debug ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_TESTS=$(tests_but 'umad_limit|umad_fabric.sh')
+fi
+if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
+	RIG_TESTS=$(tests_but umad_limit)
 fi
 # The race kernel runs what races: KCSAN sees C code only, and the rest of
 # the suite is the other kernels' to run.
@@ -496,11 +507,20 @@ fi
 if [ "$flavour" = series ] && [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
 	RIG_C_TESTS=${RIG_C_TESTS-umad_faults,umad_removal,umad_issm,umad_sysfs,umad_netlink,umad_opensm.sh}
 fi
-# opensm's sweeps of a simulated fabric (umad_fabric.sh) run by hand until
-# their share of CI's time is measured: RIG_TESTS=umad_fabric.sh, with
-# RIG_FABRICS (umad_fabric.sh's UMAD_FABRICS, a comma between two).
-if [ "$mode" = suite ] && [ -z "$asked_tests" ] && [ -z "${RIG_TESTS:-}" ]; then
-	RIG_TESTS=$(tests_but umad_fabric.sh)
+# opensm's sweeps of simulated fabrics (umad_fabric.sh): on Debian's 7.3
+# kernel, ibsim's example (where the faults and osmtest are) and a fat
+# tree of 1024 hosts, 1344 nodes; on the series kernel, whose kmemleak,
+# lockdep and KFENCE watch ib_umad_rs through the faults, the example. The
+# larger fabrics are the fabric benchmark's (fabric-bench.sh). The other
+# kernels' MAD layers are those, or their opensm has no ibsim beside it
+# (arm64). RIG_FABRICS (umad_fabric.sh's UMAD_FABRICS, a comma between
+# two) chooses others.
+if [ "$mode" = suite ] && [ -z "$asked_tests" ]; then
+	case $flavour in
+	debian) RIG_FABRICS=${RIG_FABRICS:-example:net.2sw2path4hca,fat:3:16:1024} ;;
+	series) RIG_FABRICS=${RIG_FABRICS:-example:net.2sw2path4hca} ;;
+	*) [ -n "${RIG_TESTS:-}" ] || RIG_TESTS=$(tests_but umad_fabric.sh) ;;
+	esac
 fi
 [ -z "${RIG_TESTS:-}" ] || cmdline+=" rig.tests=$RIG_TESTS"
 [ -z "${RIG_FABRICS:-}" ] || cmdline+=" rig.fabrics=$RIG_FABRICS"
