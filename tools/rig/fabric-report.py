@@ -8,8 +8,8 @@ both drivers. It measures; it does not judge.
 
     fabric-report.py <serial log> <prefix>
 
-Reads the guest's "@@fabric <driver> <fabric>/<setting> <figure> <value>
-<unit>" lines, a run's in each round; writes <prefix>.md and <prefix>.png.
+Reads the guest's "@@fabric <driver> <round> <fabric>/<setting> <figure>
+<value> <unit>" lines; writes <prefix>.md and <prefix>.png.
 """
 import statistics
 import sys
@@ -23,25 +23,32 @@ DRIVERS = ("c", "rust")
 LABELS = {"c": "C ib_umad", "rust": "ib_umad_rs"}
 # The figures in the table's order; all are lower-is-better.
 FIGURES = ("subnet_up", "light_sweep", "mads", "timeouts", "resent", "dropped",
-           "opensm_cpu_per_mad", "kernel_cpu_per_mad", "slab_peak")
+           "opensm_user_cpu_per_mad", "opensm_system_cpu_per_mad", "kernel_cpu_per_mad",
+           "slab_peak")
 
 
 def read(log):
-    """Each (run, figure)'s values by driver, in round order, and units."""
+    """Each (run, figure)'s values by driver and round, and its unit."""
     values, units = {}, {}
     for line in open(log, errors="replace"):
         f = line.split()
-        if len(f) == 6 and f[0] == "@@fabric" and f[1] in DRIVERS:
-            values.setdefault((f[2], f[3]), {}).setdefault(f[1], []).append(float(f[4]))
-            units[f[2], f[3]] = f[5]
+        if len(f) == 7 and f[0] == "@@fabric" and f[1] in DRIVERS:
+            values.setdefault((f[3], f[4]), {}).setdefault(f[1], {})[int(f[2])] = float(f[5])
+            units[f[3], f[4]] = f[6]
     return values, units
 
 
+def median(by_round):
+    return statistics.median(by_round.values())
+
+
 def ratio(by):
-    """The C/rust ratios of the rounds: their median, lowest and highest;
-    None where a round has no rust figure or both are 0."""
-    rounds = [(c, r) for c, r in zip(by.get("c", []), by.get("rust", []))]
-    ratios = [c / r if r else (1.0 if c == 0 else float("inf")) for c, r in rounds]
+    """The C/rust ratios of the rounds that have both: their median,
+    lowest and highest (1 where both are 0); None where no round has
+    both."""
+    c, rust = by.get("c", {}), by.get("rust", {})
+    ratios = [c[n] / rust[n] if rust[n] else (1.0 if c[n] == 0 else float("inf"))
+              for n in sorted(c.keys() & rust.keys())]
     if not ratios:
         return None
     return statistics.median(ratios), min(ratios), max(ratios)
@@ -56,7 +63,7 @@ def main():
     log, prefix = sys.argv[1:3]
     values, units = read(log)
     runs = {run for run, _ in values}
-    nodes = {run: statistics.median(values[run, "nodes"].get("c", [0]))
+    nodes = {run: max(median(by) for by in values[run, "nodes"].values())
              for run in runs if (run, "nodes") in values}
     rows = ["| fabric | nodes | opensm | figure | C ib_umad | ib_umad_rs | C/rust [spread] | rounds |",
             "|---|---:|---|---|---:|---:|---|---:|"]
@@ -66,11 +73,11 @@ def main():
             by = values.get((run, figure))
             if not by:
                 continue
-            c = statistics.median(by["c"]) if "c" in by else float("nan")
-            rust = statistics.median(by["rust"]) if "rust" in by else float("nan")
+            c = median(by["c"]) if "c" in by else float("nan")
+            rust = median(by["rust"]) if "rust" in by else float("nan")
             r = ratio(by)
             spread = f"{r[0]:.3f} [{r[1]:.3f}–{r[2]:.3f}]" if r else "-"
-            rounds = min(len(by.get("c", [])), len(by.get("rust", [])))
+            rounds = len(by.get("c", {}).keys() & by.get("rust", {}).keys())
             rows.append(f"| {fabric} | {nodes.get(run, 0):.0f} | {setting} | "
                         f"{figure} ({units[run, figure]}) | {c:g} | {rust:g} | {spread} | {rounds} |")
     table = "\n".join(rows)
@@ -86,11 +93,12 @@ def main():
     for ax, figure, what in zip(axes, ("subnet_up", "light_sweep"),
                                 ("time to SUBNET UP", "time of a light sweep")):
         for setting in settings:
-            points = sorted((nodes.get(run, 0), values[run, figure]) for run in runs
-                            if run.partition("/")[2] == setting and (run, figure) in values)
+            points = sorted(((nodes.get(run, 0), values[run, figure]) for run in runs
+                             if run.partition("/")[2] == setting and (run, figure) in values),
+                            key=lambda point: point[0])
             for d, style in zip(DRIVERS, ("o--", "s-")):
                 xs = [n for n, by in points if d in by]
-                ys = [statistics.median(by[d]) / 1000 for n, by in points if d in by]
+                ys = [median(by[d]) / 1000 for n, by in points if d in by]
                 ax.plot(xs, ys, style, label=f"{LABELS[d]}, {setting.replace('smps', 'max_wire_smps ')}")
         ax.set_xscale("log")
         ax.set_yscale("log")

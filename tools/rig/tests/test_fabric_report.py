@@ -21,26 +21,28 @@ class FabricReport(unittest.TestCase):
         self.addCleanup(os.unlink, log.name)
         return fabric_report.read(log.name)
 
-    def test_reads_each_driver_in_round_order(self):
+    def test_reads_each_driver_by_round(self):
         values, units = self.read(
-            "@@fabric c fat:2:16:128/smps4 subnet_up 3000 ms\n"
+            "@@fabric c 1 fat:2:16:128/smps4 subnet_up 3000 ms\n"
             "@@rig noise\n"
-            "@@fabric rust fat:2:16:128/smps4 subnet_up 2900 ms\n"
-            "@@fabric c fat:2:16:128/smps4 subnet_up 3100 ms\n"
-            "@@fabric other fat:2:16:128/smps4 subnet_up 1 ms\n")
+            "@@fabric rust 1 fat:2:16:128/smps4 subnet_up 2900 ms\n"
+            "@@fabric c 2 fat:2:16:128/smps4 subnet_up 3100 ms\n"
+            "@@fabric other 2 fat:2:16:128/smps4 subnet_up 1 ms\n")
         self.assertEqual(values["fat:2:16:128/smps4", "subnet_up"],
-                         {"c": [3000.0, 3100.0], "rust": [2900.0]})
+                         {"c": {1: 3000.0, 2: 3100.0}, "rust": {1: 2900.0}})
         self.assertEqual(units["fat:2:16:128/smps4", "subnet_up"], "ms")
 
-    def test_ratio_pairs_rounds_and_spans_them(self):
-        # C/rust of each round: 2.0, 1.0, 0.5; a round without rust is left out.
-        median, low, high = fabric_report.ratio({"c": [4, 3, 1, 9], "rust": [2, 3, 2]})
-        self.assertEqual((median, low, high), (1.0, 0.5, 2.0))
+    def test_ratio_pairs_the_same_round_and_spans_them(self):
+        # C/rust of rounds 1, 3 and 4: 2.0, 1.0, 0.5; round 2 has no rust
+        # figure, round 5 no C one.
+        by = {"c": {1: 4, 2: 7, 3: 3, 4: 1}, "rust": {1: 2, 3: 3, 4: 2, 5: 8}}
+        self.assertEqual(fabric_report.ratio(by), (1.0, 0.5, 2.0))
 
     def test_ratio_of_zeros(self):
-        self.assertEqual(fabric_report.ratio({"c": [0, 0], "rust": [0, 0]}), (1.0, 1.0, 1.0))
-        self.assertEqual(fabric_report.ratio({"c": [1], "rust": [0]})[0], float("inf"))
-        self.assertIsNone(fabric_report.ratio({"c": [1]}))
+        self.assertEqual(fabric_report.ratio({"c": {1: 0, 2: 0}, "rust": {1: 0, 2: 0}}),
+                         (1.0, 1.0, 1.0))
+        self.assertEqual(fabric_report.ratio({"c": {1: 1}, "rust": {1: 0}})[0], float("inf"))
+        self.assertIsNone(fabric_report.ratio({"c": {1: 1}, "rust": {2: 1}}))
 
 
 if __name__ == "__main__":

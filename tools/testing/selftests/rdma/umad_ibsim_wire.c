@@ -132,6 +132,12 @@ static_assert(sizeof(struct lo_wire_msg) == 284, "ib_loopback_wire.h");
 #define METHOD_SET	0x02
 #define METHOD_RESP	0x80
 #define CLASS_SMP_DR	0x81
+#define CLASS_SMP_LID	0x01
+/* The RMPP header, in the classes that have one (not the SMPs'). */
+#define RMPP_TYPE	25
+#define RMPP_FLAGS	26
+#define RMPP_TYPE_DATA	1
+#define RMPP_ACTIVE	0x01
 #define ATTR_PORT_INFO	0x0015
 #define PI_STATE	33	/* PortInfo: link speed, port state */
 #define PI_REREG	52	/* PortInfo: ClientReregister (0x80), ... */
@@ -192,14 +198,34 @@ static void die(const char *what)
 	exit(1);
 }
 
+static uint64_t get_be64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return be64toh(v);
+}
+
 static unsigned int tid_slot(uint64_t rest)
 {
 	/* Fibonacci hashing: the top bits of the product. */
 	return (unsigned int)((rest * 0x9e3779b97f4a7c15ull) >> 46) % TIDS;
 }
 
-static void tid_keep(uint64_t tid)
+/*
+ * Whether a MAD is an RMPP ACK, STOP or ABORT: the MAD layer sends those
+ * of a response's receiver with the response's TID and the request's
+ * method, and they are no request sent again.
+ */
+static bool rmpp_control(const uint8_t *mad)
 {
+	return mad[MAD_CLASS] != CLASS_SMP_LID && mad[MAD_CLASS] != CLASS_SMP_DR &&
+	       (mad[RMPP_FLAGS] & RMPP_ACTIVE) && mad[RMPP_TYPE] != RMPP_TYPE_DATA;
+}
+
+static void tid_keep(const uint8_t *mad)
+{
+	uint64_t tid = get_be64(mad + MAD_TID);
 	uint64_t rest = (tid & 0xffffffffffffull) + 1;
 	unsigned int i, slot = tid_slot(rest), oldest = slot;
 	time_t now = time(NULL);
@@ -207,7 +233,7 @@ static void tid_keep(uint64_t tid)
 	for (i = 0; i < TID_PROBES; i++) {
 		struct tid_entry *e = &tids[(slot + i) % TIDS];
 
-		if (e->rest == rest && now - e->when <= STALE_S)
+		if (e->rest == rest && now - e->when <= STALE_S && !rmpp_control(mad))
 			n_resent++;
 		if (!e->rest || e->rest == rest || now - e->when > STALE_S) {
 			oldest = (slot + i) % TIDS;
@@ -234,14 +260,6 @@ static bool tid_restore(uint64_t *tid)
 		}
 	}
 	return false;
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return be64toh(v);
 }
 
 static void put_be64(uint8_t *p, uint64_t v)
@@ -546,7 +564,7 @@ static void to_ibsim(struct client *c, const struct lo_wire_msg *msg)
 	mad = req->mad;
 	memcpy(mad, msg->data, msg->len);
 	if (!(mad[MAD_METHOD] & METHOD_RESP))
-		tid_keep(get_be64(mad + MAD_TID));
+		tid_keep(mad);
 	if (mad[MAD_CLASS] == CLASS_SMP_DR) {
 		/* As the SM built it: ibsim routes it from the first hop. */
 		mad[SMP_HOP_PTR] = 0;
