@@ -236,10 +236,6 @@ wire_stat() { # name
 	sed -n "s/^$1 //p" "$DBG/stats"
 }
 
-wire_out() {
-	wire_stat wire_out
-}
-
 # The kernel's CPU time so far, all CPUs' and all programs' (ibsim's and
 # umad_ibsim_wire's too), in clock ticks: system, irq and softirq.
 kernel_ticks() {
@@ -360,8 +356,8 @@ wire_figures() {
 
 # Waits until opensm is in the middle of a sweep: $1 more MADs out.
 mid_sweep() { # MADs
-	base=$(wire_out)
-	wait_for "[ \$((\$(wire_out) - $base)) -ge $1 ]" 60
+	base=$(wire_stat wire_out)
+	wait_for "[ \$((\$(wire_stat wire_out) - $base)) -ge $1 ]" 60
 }
 
 # The SA's tables, as saquery prints them, in $OUT/$tag.sa: every
