@@ -191,6 +191,28 @@ static __u64 serve_request(struct __test_metadata *_metadata, struct _test_data_
 	return mad_tid(self->buf + NEW_HDR);
 }
 
+/*
+ * The server reads the client's GETs of TIDs 1 to count, in any order, each
+ * once: what a test sent is off the wire before the next test registers an
+ * agent of its class.
+ */
+static void serve_requests(struct __test_metadata *_metadata, struct _test_data_data *self,
+			   unsigned int count)
+{
+	static bool seen[1024];
+
+	ASSERT_LE(count, ARRAY_SIZE(seen));
+	memset(seen, 0, sizeof(seen));
+	for (unsigned int n = 0; n < count; n++) {
+		/* The low word: the high one is the client agent's. */
+		__u32 tid = (__u32)serve_request(_metadata, self);
+
+		ASSERT_TRUE(tid >= 1 && tid <= count && !seen[tid - 1])
+			TH_LOG("request %u of %u: TID %u", n + 1, count, tid);
+		seen[tid - 1] = true;
+	}
+}
+
 TEST_F(data, a_request_keeps_its_tid_low_word_and_gets_the_agents_high_word)
 {
 	__u8 mad[MAD];
@@ -275,6 +297,13 @@ TEST_F(data, a_duplicate_outstanding_tid_is_refused)
 	EXPECT_EQ((__u32)ETIMEDOUT, umad->hdr.status);
 	EXPECT_EQ(8U, mad_tid(self->buf + NEW_HDR) & 0xffffffff);
 	EXPECT_EQ(NEW_HDR + MAD, send_to(&self->client, &self->server.addr, mad, MAD, 300, 0));
+	/* The server got 7 and 8 twice, whatever the order; nothing else. */
+	for (int n = 0, sevens = 0; n < 3; n++) {
+		__u32 tid = (__u32)serve_request(_metadata, self);
+
+		ASSERT_TRUE(tid == 8 || (tid == 7 && !sevens++))
+			TH_LOG("request %d: TID %u", n + 1, tid);
+	}
 }
 
 /* With hundreds outstanding (the table grows), the rule still holds. */
@@ -299,7 +328,12 @@ TEST_F(data, the_duplicate_check_holds_with_hundreds_outstanding)
 	mad_header(mad, VENDOR1_CLASS, GET, 601);
 	EXPECT_EQ(NEW_HDR + MAD,
 		  send_to(&self->client, &self->server.addr, mad, MAD, OUTSTANDING_MS, 0));
-	/* Closing with them all outstanding is the fixture's teardown. */
+	/*
+	 * Each of the 601 reaches the server once, and none is left on the
+	 * wire for a later test's agent of the class. Closing with them all
+	 * outstanding is the fixture's teardown.
+	 */
+	serve_requests(_metadata, self, 601);
 }
 
 TEST_F(data, writes_too_short_for_the_class_header_are_refused)
