@@ -25,7 +25,8 @@
 # RIG_TEST_TIMEOUT=s gives each test program s seconds (600);
 # RIG_PROFILE_RUNS=n profiles n benchmark runs (default 8), of
 # RIG_PROFILE_GROUPS (umad_bench's groups: all) on RIG_PROFILE_DEVICE (rxe,
-# the default, or iblo: ib_loopback); RIG_QEMU_EXTRA
+# the default, or iblo: ib_loopback), or, with RIG_PROFILE_DEVICE=fabric,
+# of umad_fabric.sh's benchmark on RIG_FABRICS; RIG_QEMU_EXTRA
 # adds qemu options (e.g. "-icount shift=0,sleep=off": time counts
 # instructions).
 # Prints the log's path on stdout. Exit status 0 when the guest finished
@@ -198,7 +199,8 @@ done
 # opensm (mgmt-stack.sh unpacks it; the sysroot's on arm64) and the
 # infiniband-diags the tests use; on amd64, osmtest, ibsim and its example
 # fabrics for umad_fabric.sh.
-if [ "$mode" = suite ] || [ "$mode" = demo ] || [ "$mode" = fabric ]; then
+if [ "$mode" = suite ] || [ "$mode" = demo ] || [ "$mode" = fabric ] ||
+   [ "${RIG_PROFILE_DEVICE:-}" = fabric ]; then
 	mkdir -p "$stage/usr/sbin"
 	if [ -n "$sysroot" ]; then
 		stage_program /usr/sbin/opensm /usr/sbin
