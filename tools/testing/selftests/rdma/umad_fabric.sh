@@ -12,14 +12,15 @@
 # topology (a diff); the SA's NodeRecord, PortInfoRecord and PathRecord
 # tables (RMPP) have every node and port, and are those the other driver
 # got in this boot, if it ran first; osmtest's inventory and validation
-# pass (the PathRecords of every pair of ports on the first fabric only); opensm started again with max_wire_smps
-# raised to 64, as large sites run it, brings the subnet up; after ibsim's
-# console unlinks a switch, opensm sweeps again and the SA has lost it,
-# and after ibsim links it again, has every node again; and no response
-# came back that matched no request the kernel sent. Then, on the first
-# fabric, faults in the middle of a sweep: ibsim dies, umad_ibsim_wire
-# dies, the device is removed; opensm sees each (its MADs time out, its
-# read fails), and sweeps the fabric up again once it is back.
+# pass (the PathRecords of every pair of ports on the first fabric only);
+# opensm started again with max_wire_smps raised to 64, as large sites
+# run it, brings the subnet up; after ibsim's console unlinks a switch,
+# opensm sweeps again and the SA has lost it, and after ibsim links it
+# again, has every node again; and no response came back that matched
+# no request the kernel sent. Then, on the first fabric, faults in the
+# middle of a sweep: ibsim dies, umad_ibsim_wire dies, the device is
+# removed; opensm sees each (its MADs time out, its read fails), and
+# sweeps the fabric up again once it is back.
 # With UMAD_FABRIC_BENCH=1, for the benchmark, each fabric is only brought
 # up, from a fresh ibsim, by opensm with its defaults and then with
 # max_wire_smps 64, and measured to its first light sweep.
