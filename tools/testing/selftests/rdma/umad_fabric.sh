@@ -45,6 +45,9 @@ PORT_GUID=0x49424c4f00000001
 BENCH=${UMAD_FABRIC_BENCH:-0}
 export IBSIM_SOCKNAME=umad_fabric.$$
 export OSM_CACHE_DIR=$OUT/cache
+# What opensm logs of a MAD the kernel reported failed (timed out, or
+# not sent): its vendor layer's ERR 5410 and 5411.
+MAD_ERROR='completed with error (IB_TIMEOUT)'
 # What large sites raise opensm's max_wire_smps to (its default is 4).
 MAX_WIRE_SMPS=64
 # How long opensm may take to bring a fabric up, in seconds: generous,
@@ -330,8 +333,7 @@ bring_up() { # opensm options
 	figure nodes "$(count_nodes "$OUT/topology")" nodes
 	figure subnet_up "$(log_ms 'SUBNET UP')" ms
 	figure mads "$mads" MADs
-	figure timeouts "$(sed -n '/SUBNET UP/q; /completed with error (IB_TIMEOUT)/p' \
-		"$OUT/opensm.log" | wc -l)" MADs
+	figure timeouts "$(sed -n "/SUBNET UP/q; /$MAD_ERROR/p" "$OUT/opensm.log" | wc -l)" MADs
 	for cpu in opensm_user:$osm_user opensm_system:$osm_system kernel:$kernel; do
 		figure "${cpu%:*}_cpu_per_mad" "$(awk -v t="${cpu#*:}" -v hz="$hz" -v n="$mads" \
 			'BEGIN { printf "%.2f", t * 1e6 / hz / (n ? n : 1) }')" us
@@ -379,7 +381,7 @@ freeze_mid_sweep() { # MADs
 # The MADs whose failure opensm logged: those the kernel reported timed
 # out (or not sent), which opensm logs alike.
 mad_errors() {
-	grep -c 'completed with error (IB_TIMEOUT)' "$OUT/opensm.log"
+	grep -c "$MAD_ERROR" "$OUT/opensm.log"
 }
 
 # Waits for opensm to log MADs failed beyond the first $1: what it saw of
