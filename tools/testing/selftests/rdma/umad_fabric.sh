@@ -371,11 +371,16 @@ mid_sweep() { # MADs
 # once opensm has sent a MAD there, which the kernel will time out.
 freeze_mid_sweep() { # MADs
 	ups_before=$(subnet_ups)
-	mid_sweep "$1" || return 1
+	if ! mid_sweep "$1"; then
+		ktap_print_msg "opensm sent fewer than $1 MADs in 60 s: no sweep to freeze"
+		return 1
+	fi
 	kill -STOP "$ibsim_pid"
 	sent=$(wire_stat wire_out)
 	[ "$(subnet_ups)" = "$ups_before" ] || kill -HUP "$osm_pid"
-	wait_for "[ \$(wire_stat wire_out) -gt $sent ]" 30
+	wait_for "[ \$(wire_stat wire_out) -gt $sent ]" 30 && return 0
+	ktap_print_msg "opensm sent nothing into the frozen fabric in 30 s"
+	return 1
 }
 
 # The MADs whose failure opensm logged: those the kernel reported timed
