@@ -358,20 +358,19 @@ wire_figures() {
 	figure dropped "$(($9 + ${13} + $(wire_stat wire_dropped) - dropped0))" MADs
 }
 
-# Waits until opensm is in the middle of a sweep: $1 more MADs out.
-mid_sweep() { # MADs
-	base=$(wire_stat wire_out)
-	wait_for "[ \$((\$(wire_stat wire_out) - $base)) -ge $1 ]" 60
-}
-
-# Freezes the fabric in the middle of a sweep: once opensm has sent $1
-# more MADs, ibsim stops (SIGSTOP) and answers nothing more. If that
-# sweep ended first (one of a small fabric takes a fraction of a second),
-# opensm is told to sweep again (SIGHUP), into the frozen fabric. True
-# once opensm has sent a MAD there, which the kernel will time out.
-freeze_mid_sweep() { # MADs
+# Freezes the fabric in the middle of a sweep, the one opensm is in or,
+# with "hup", one it is told to start now (SIGHUP): once opensm has sent $1
+# more MADs, ibsim stops (SIGSTOP) and answers nothing more. The count
+# starts before the SIGHUP: a sweep of a small fabric can end before a
+# slow kernel's shell has read a count, and the light sweeps after it
+# send few MADs. If the sweep ended first, opensm is told to
+# sweep again, into the frozen fabric. True once opensm has sent a MAD
+# there, which the kernel will time out.
+freeze_mid_sweep() { # MADs [hup]
 	ups_before=$(subnet_ups)
-	if ! mid_sweep "$1"; then
+	base=$(wire_stat wire_out)
+	[ "$2" != hup ] || kill -HUP "$osm_pid" || return 1
+	if ! wait_for "[ \$((\$(wire_stat wire_out) - $base)) -ge $1 ]" 60; then
 		ktap_print_msg "opensm sent fewer than $1 MADs in 60 s: no sweep to freeze"
 		return 1
 	fi
@@ -648,7 +647,7 @@ fault_results "$seen" opensm_sees_timeouts_when_ibsim_dies_mid_sweep \
 
 # SIGHUP: opensm sweeps the whole subnet again.
 ok=0 seen=0
-if [ -n "$osm_pid" ] && kill -HUP "$osm_pid" && freeze_mid_sweep 20; then
+if [ -n "$osm_pid" ] && freeze_mid_sweep 20 hup; then
 	errors=$(mad_errors)
 	kill -9 "$wire_pid"
 	wait "$wire_pid" 2>/dev/null
@@ -672,7 +671,7 @@ fault_results "$seen" opensm_sees_timeouts_when_the_wire_dies_mid_sweep \
 # device comes again, and a new opensm sweeps it. ibsim goes on at once:
 # umad_ibsim_wire gives up on an ibsim that does not answer it for 10 s.
 ok=0 seen=0
-if [ -n "$osm_pid" ] && kill -HUP "$osm_pid" && freeze_mid_sweep 20; then
+if [ -n "$osm_pid" ] && freeze_mid_sweep 20 hup; then
 	echo "$CA" > "$DBG/remove_device"
 	kill -CONT "$ibsim_pid"
 	if wait_for "grep -q 'ERR 5404: recv error' '$OUT/opensm.log'" 10; then
